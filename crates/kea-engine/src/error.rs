@@ -1,0 +1,102 @@
+//! Typed engine errors. Every error carries an [`ErrorKind`] that callers (the
+//! CLI, the desktop shell, the UI) branch on; messages are for people only.
+
+use std::path::PathBuf;
+
+/// What went wrong, as a stable code. The desktop shell sends it to the UI
+/// verbatim (snake_case), so never rename a variant without a migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The configured model folder or one of its files is missing or invalid.
+    ModelMissing,
+    /// `libonnxruntime` could not be found or loaded.
+    RuntimeMissing,
+    /// Running the model failed.
+    Embedding,
+    /// A document could not be read or parsed (per file; never fatal for a sync).
+    Extract,
+    /// The SQLite store failed.
+    Store,
+    /// The vector index failed.
+    VectorIndex,
+    /// Filesystem access outside a single document failed.
+    Io,
+    /// The watcher could not be started.
+    Watch,
+    /// The caller gave something unusable (empty query, bad setting).
+    InvalidInput,
+    /// The operation was cancelled by the caller.
+    Cancelled,
+}
+
+impl ErrorKind {
+    /// The stable snake_case code used across process boundaries.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::ModelMissing => "model_missing",
+            ErrorKind::RuntimeMissing => "runtime_missing",
+            ErrorKind::Embedding => "embedding",
+            ErrorKind::Extract => "extract",
+            ErrorKind::Store => "store",
+            ErrorKind::VectorIndex => "vector_index",
+            ErrorKind::Io => "io",
+            ErrorKind::Watch => "watch",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The engine's error type.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("model '{model}' is not installed: {reason}")]
+    ModelMissing { model: String, reason: String },
+    #[error("ONNX Runtime could not be loaded: {0}")]
+    RuntimeMissing(String),
+    #[error("embedding failed: {0}")]
+    Embedding(String),
+    #[error("{path}: {message}")]
+    Extract { path: PathBuf, message: String },
+    #[error("store error: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("vector index error: {0}")]
+    VectorIndex(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("watcher error: {0}")]
+    Watch(String),
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl Error {
+    /// The code the UI branches on.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::ModelMissing { .. } => ErrorKind::ModelMissing,
+            Error::RuntimeMissing(_) => ErrorKind::RuntimeMissing,
+            Error::Embedding(_) => ErrorKind::Embedding,
+            Error::Extract { .. } => ErrorKind::Extract,
+            Error::Store(_) => ErrorKind::Store,
+            Error::VectorIndex(_) => ErrorKind::VectorIndex,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Watch(_) => ErrorKind::Watch,
+            Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+
+    /// Wraps an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

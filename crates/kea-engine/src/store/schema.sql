@@ -1,0 +1,47 @@
+-- Kea's store: SQLite is the source of truth; the usearch file is derived.
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS documents (
+    id           INTEGER PRIMARY KEY,
+    path         TEXT NOT NULL UNIQUE,      -- relative to the knowledge folder, '/'-separated
+    kind         TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    mtime_ns     INTEGER NOT NULL,
+    content_hash TEXT,                      -- NULL until extracted successfully
+    status       TEXT NOT NULL,             -- 'indexed' | 'error'
+    error        TEXT,
+    title        TEXT,
+    front_matter TEXT NOT NULL DEFAULT '{}',
+    chunk_count  INTEGER NOT NULL DEFAULT 0,
+    updated_at   INTEGER NOT NULL
+);
+
+-- AUTOINCREMENT: a chunk id is a vector key and must never be reused.
+CREATE TABLE IF NOT EXISTS chunks (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id       INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    chunk_index  INTEGER NOT NULL,
+    total_chunks INTEGER NOT NULL,
+    heading_path TEXT NOT NULL,
+    page         INTEGER,
+    byte_start   INTEGER NOT NULL,
+    byte_end     INTEGER NOT NULL,
+    text         TEXT NOT NULL,
+    hash         TEXT NOT NULL,             -- blake3 of the embedded text
+    embedding    BLOB NOT NULL              -- little-endian f32 x dim
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, heading_path, content='chunks', content_rowid='id'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path) VALUES ('delete', old.id, old.text, old.heading_path);
+END;

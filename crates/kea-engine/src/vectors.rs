@@ -1,0 +1,273 @@
+//! The vector index. [`VectorIndex`] is the seam; [`UsearchIndex`] is the
+//! persisted HNSW index (cosine, f32), [`FlatIndex`] an exact in-RAM one used
+//! as the reference in tests. SQLite stays the source of truth: a usearch
+//! file is trusted only when its [`VectorStamp`] matches the store.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::error::{Error, Result};
+
+/// Nearest-neighbour search over chunk vectors keyed by chunk id.
+pub trait VectorIndex: Send + Sync {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn contains(&self, id: u64) -> bool;
+    /// Adds or replaces the vector of `id`.
+    fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()>;
+    fn remove(&mut self, id: u64) -> Result<()>;
+    /// The `k` nearest ids with cosine similarity, best first.
+    fn search(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>>;
+}
+
+/// What a saved usearch file was built from; written beside it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VectorStamp {
+    /// The store's generation counter when the file was saved.
+    pub generation: i64,
+    pub count: usize,
+    pub model_id: String,
+    pub dim: usize,
+}
+
+/// usearch HNSW index with cosine metric and f32 storage.
+pub struct UsearchIndex {
+    index: Index,
+    dim: usize,
+}
+
+fn index_error(e: impl std::fmt::Display) -> Error {
+    Error::VectorIndex(e.to_string())
+}
+
+impl UsearchIndex {
+    pub fn new(dim: usize) -> Result<UsearchIndex> {
+        let options = IndexOptions {
+            dimensions: dim,
+            metric: MetricKind::Cos,
+            // The default would quantize to BF16.
+            quantization: ScalarKind::F32,
+            ..Default::default()
+        };
+        let index = Index::new(&options).map_err(index_error)?;
+        index.reserve(64).map_err(index_error)?;
+        Ok(UsearchIndex { index, dim })
+    }
+
+    /// Builds an index from `(id, vector)` pairs.
+    pub fn build<'a>(dim: usize, vectors: impl IntoIterator<Item = (u64, &'a [f32])>) -> Result<UsearchIndex> {
+        let mut index = UsearchIndex::new(dim)?;
+        for (id, vector) in vectors {
+            index.upsert(id, vector)?;
+        }
+        Ok(index)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn stamp_path(path: &Path) -> PathBuf {
+        path.with_extension("stamp.json")
+    }
+
+    /// Saves atomically (temp file + rename), then the stamp.
+    pub fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
+        let tmp = path.with_extension("usearch.tmp");
+        let tmp_str = tmp.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", tmp.display())))?;
+        self.index.save(tmp_str).map_err(index_error)?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("saving {}", path.display()), e))?;
+        let stamp_json = serde_json::to_vec(stamp).map_err(index_error)?;
+        let stamp_tmp = Self::stamp_path(path).with_extension("tmp");
+        std::fs::write(&stamp_tmp, stamp_json).map_err(|e| Error::io("writing the vector stamp", e))?;
+        std::fs::rename(&stamp_tmp, Self::stamp_path(path)).map_err(|e| Error::io("writing the vector stamp", e))?;
+        Ok(())
+    }
+
+    /// Loads a saved index if it exists, is readable and its stamp equals
+    /// `expected`; `None` means "rebuild it from the store".
+    pub fn load_if_current(path: &Path, expected: &VectorStamp) -> Option<UsearchIndex> {
+        let stamp: VectorStamp = serde_json::from_slice(&std::fs::read(Self::stamp_path(path)).ok()?).ok()?;
+        if &stamp != expected {
+            return None;
+        }
+        let index = UsearchIndex::new(expected.dim).ok()?;
+        index.index.load(path.to_str()?).ok()?;
+        (index.index.size() == expected.count && index.index.dimensions() == expected.dim).then_some(index)
+    }
+}
+
+impl VectorIndex for UsearchIndex {
+    fn len(&self) -> usize {
+        self.index.size()
+    }
+
+    fn contains(&self, id: u64) -> bool {
+        self.index.contains(id)
+    }
+
+    fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
+        if vector.len() != self.dim {
+            return Err(Error::VectorIndex(format!("vector has {} dimensions, index has {}", vector.len(), self.dim)));
+        }
+        if id == u64::MAX {
+            return Err(Error::VectorIndex("key u64::MAX is reserved by usearch".into()));
+        }
+        if self.index.contains(id) {
+            self.index.remove(id).map_err(index_error)?;
+        }
+        if self.index.size() + 1 > self.index.capacity() {
+            let grown = (self.index.capacity() * 2).max(64);
+            self.index.reserve(grown).map_err(index_error)?;
+        }
+        self.index.add(id, vector).map_err(index_error)
+    }
+
+    fn remove(&mut self, id: u64) -> Result<()> {
+        self.index.remove(id).map(|_| ()).map_err(index_error)
+    }
+
+    fn search(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        if self.index.size() == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = self.index.search(query, k).map_err(index_error)?;
+        Ok(matches.keys.into_iter().zip(matches.distances).map(|(id, d)| (id, 1.0 - d)).collect())
+    }
+}
+
+/// Exact brute-force search over vectors held in a map.
+#[derive(Default)]
+pub struct FlatIndex {
+    vectors: HashMap<u64, Vec<f32>>,
+}
+
+impl VectorIndex for FlatIndex {
+    fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    fn contains(&self, id: u64) -> bool {
+        self.vectors.contains_key(&id)
+    }
+
+    fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
+        self.vectors.insert(id, vector.to_vec());
+        Ok(())
+    }
+
+    fn remove(&mut self, id: u64) -> Result<()> {
+        self.vectors.remove(&id);
+        Ok(())
+    }
+
+    fn search(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        let mut scored: Vec<(u64, f32)> = self.vectors.iter().map(|(&id, v)| (id, cosine(query, v))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+}
+
+/// Cosine similarity of two vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let denom = norm(a) * norm(b);
+    if denom == 0.0 {
+        0.0
+    } else {
+        dot / denom
+    }
+}
+
+/// Encodes a vector as little-endian f32 bytes (the store's BLOB format).
+pub fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Decodes a BLOB written by [`to_blob`].
+pub fn from_blob(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic pseudo-random unit vectors (xorshift), for index tests.
+    fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut state = seed.max(1);
+        (0..n)
+            .map(|_| {
+                let v: Vec<f32> = (0..dim)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        (state % 2000) as f32 / 1000.0 - 1.0
+                    })
+                    .collect();
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.into_iter().map(|x| x / n).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn usearch_agrees_with_exact_search() {
+        let data = vectors(500, 32, 7);
+        let mut usearch = UsearchIndex::new(32).unwrap();
+        let mut flat = FlatIndex::default();
+        for (i, v) in data.iter().enumerate() {
+            usearch.upsert(i as u64 + 1, v).unwrap();
+            flat.upsert(i as u64 + 1, v).unwrap();
+        }
+        for query in vectors(20, 32, 99) {
+            let exact: Vec<u64> = flat.search(&query, 5).unwrap().into_iter().map(|h| h.0).collect();
+            let approx: Vec<(u64, f32)> = usearch.search(&query, 5).unwrap();
+            assert_eq!(approx[0].0, exact[0]);
+            let expected = cosine(&query, &data[exact[0] as usize - 1]);
+            assert!((approx[0].1 - expected).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn upsert_replaces_and_remove_deletes() {
+        let data = vectors(3, 8, 3);
+        let mut index = UsearchIndex::new(8).unwrap();
+        index.upsert(1, &data[0]).unwrap();
+        index.upsert(1, &data[1]).unwrap();
+        assert_eq!(index.len(), 1);
+        assert!((index.search(&data[1], 1).unwrap()[0].1 - 1.0).abs() < 1e-5);
+        index.remove(1).unwrap();
+        assert!(index.is_empty());
+        assert!(index.upsert(2, &[1.0; 3]).is_err(), "wrong dimension must be refused");
+        assert!(index.upsert(u64::MAX, &data[0]).is_err());
+    }
+
+    #[test]
+    fn saved_index_loads_only_with_a_matching_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.usearch");
+        let data = vectors(10, 8, 5);
+        let index = UsearchIndex::build(8, data.iter().enumerate().map(|(i, v)| (i as u64, v.as_slice()))).unwrap();
+        let stamp = VectorStamp { generation: 3, count: 10, model_id: "m".into(), dim: 8 };
+        index.save(&path, &stamp).unwrap();
+        assert_eq!(UsearchIndex::load_if_current(&path, &stamp).unwrap().len(), 10);
+        let newer = VectorStamp { generation: 4, ..stamp.clone() };
+        assert!(UsearchIndex::load_if_current(&path, &newer).is_none());
+        std::fs::write(&path, b"garbage").unwrap();
+        assert!(UsearchIndex::load_if_current(&path, &stamp).is_none(), "a corrupt file must not load");
+    }
+
+    #[test]
+    fn blob_round_trip() {
+        let v = vec![0.5, -1.25, 3.0];
+        assert_eq!(from_blob(&to_blob(&v)), v);
+    }
+}
