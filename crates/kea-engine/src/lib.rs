@@ -5,11 +5,21 @@
 
 pub mod chunk;
 pub mod embed;
+mod engine;
 pub mod error;
 pub mod extract;
 pub mod frontmatter;
+mod ingest;
 pub mod model;
+pub mod progress;
+pub mod scan;
+mod search;
 pub mod store;
 pub mod vectors;
+pub mod watch;
 
+pub use engine::{Engine, EngineConfig, Status};
 pub use error::{Error, ErrorKind, Result};
+pub use progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
+pub use search::{Hit, SearchMode};
+pub use watch::{watch, WatchHandle};

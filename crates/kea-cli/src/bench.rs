@@ -1,0 +1,174 @@
+//! `kea bench ingest`: generates a corpus, indexes it with the real model and
+//! prints figures from one run, as ratios against the raw model time (the
+//! physical limit on this machine), so results compare across machines.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Subcommand;
+use kea_engine::chunk::chunk_document;
+use kea_engine::extract::{extract, DocKind};
+use kea_engine::model::ModelPaths;
+use kea_engine::{CancelToken, Engine, EngineConfig};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Ingest a generated corpus; print ingest vs raw model time, RSS, edit latency.
+    Ingest {
+        /// Documents to generate (about 3 chunks each).
+        #[arg(long, default_value_t = 1000)]
+        docs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<String>) -> anyhow::Result<std::process::ExitCode> {
+    match command {
+        BenchCommand::Ingest { docs, json } => {
+            let figures = ingest(*docs, paths, model)?;
+            if *json {
+                println!("{}", serde_json::to_string(&figures)?);
+            } else {
+                println!("{}", serde_json::to_string_pretty(&figures)?);
+            }
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct IngestFigures {
+    docs: usize,
+    chunks: usize,
+    ingest_ms: u64,
+    model_ms: u64,
+    ratio: f64,
+    chunks_per_s: f64,
+    peak_rss_mb: f64,
+    edit_reindex_ms: u64,
+    edit_embedded: usize,
+}
+
+fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>) -> anyhow::Result<IngestFigures> {
+    let tmp = tempfile::tempdir()?;
+    let knowledge = tmp.path().join("knowledge");
+    std::fs::create_dir_all(&knowledge)?;
+    for i in 0..docs {
+        std::fs::write(knowledge.join(format!("doc-{i:05}.md")), synthetic_doc(i))?;
+    }
+    let mut config = EngineConfig::new(&knowledge, tmp.path().join("data"));
+    if let Some(paths) = paths {
+        config.model_paths.dirs.splice(0..0, paths.dirs);
+    }
+    if let Some(model) = model {
+        config.model_id = model;
+    }
+    let chunking = config.chunking;
+    let engine = Engine::open(config)?;
+    // Load the model before timing, so both timings exclude it.
+    engine.embed_passages(&["warm up".to_string()])?;
+
+    let started = Instant::now();
+    let report = engine.sync(&(), &CancelToken::new())?;
+    let ingest_ms = started.elapsed().as_millis() as u64;
+    anyhow::ensure!(report.errors.is_empty(), "bench corpus had errors: {:?}", report.errors);
+
+    let texts = embedding_texts(&knowledge, &chunking)?;
+    anyhow::ensure!(texts.len() == report.chunks, "bench chunking disagrees with ingest");
+    let batch = engine.config().embed.batch_size;
+    let started = Instant::now();
+    for group in texts.chunks(batch) {
+        engine.embed_passages(group)?;
+    }
+    let model_ms = started.elapsed().as_millis().max(1) as u64;
+
+    let edited = knowledge.join("doc-00000.md");
+    let text = std::fs::read_to_string(&edited)?;
+    std::fs::write(&edited, text.replacen("Sentinel sentence zero.", "Sentinel sentence zero, edited for the benchmark.", 1))?;
+    let started = Instant::now();
+    let edit = engine.sync(&(), &CancelToken::new())?;
+    let edit_reindex_ms = started.elapsed().as_millis() as u64;
+
+    Ok(IngestFigures {
+        docs,
+        chunks: report.chunks,
+        ingest_ms,
+        model_ms,
+        ratio: round(ingest_ms as f64 / model_ms as f64),
+        chunks_per_s: round(report.chunks as f64 / (ingest_ms.max(1) as f64 / 1000.0)),
+        peak_rss_mb: peak_rss_mb().context("reading peak RSS")?,
+        edit_reindex_ms,
+        edit_embedded: edit.embedded,
+    })
+}
+
+/// The texts ingest gives the model, computed the same way.
+fn embedding_texts(knowledge: &Path, chunking: &kea_engine::chunk::ChunkConfig) -> anyhow::Result<Vec<String>> {
+    let mut files: Vec<_> = std::fs::read_dir(knowledge)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    files.sort();
+    let mut texts = Vec::new();
+    for path in files {
+        let doc = extract(DocKind::Markdown, &std::fs::read(&path)?).map_err(anyhow::Error::msg)?;
+        texts.extend(chunk_document(&doc, chunking).iter().map(|c| c.embedding_text(doc.title.as_deref())));
+    }
+    Ok(texts)
+}
+
+const SUBJECTS: &[&str] = &["The cockatiel", "A young budgerigar", "The African grey", "This macaw", "A sun conure", "The lovebird pair"];
+const VERBS: &[&str] = &["prefers", "needs", "enjoys", "avoids", "searches for", "remembers"];
+const OBJECTS: &[&str] = &[
+    "fresh greens in the morning",
+    "a wide cage with horizontal bars",
+    "millet sprays as a treat",
+    "quiet hours after sunset",
+    "perches of different widths",
+    "daily baths in shallow water",
+    "puzzle toys that hide seeds",
+    "company from its flock",
+];
+const SECTIONS: &[&str] = &["Diet", "Behaviour", "Care"];
+
+/// A deterministic markdown document of three sections (~3 chunks).
+fn synthetic_doc(seed: usize) -> String {
+    let mut state = seed as u64 * 2654435761 + 1;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut doc = format!("# Field notes {seed}\n\n");
+    for (s, section) in SECTIONS.iter().enumerate() {
+        doc.push_str(&format!("## {section}\n\n"));
+        if s == 0 {
+            doc.push_str("Sentinel sentence zero. ");
+        }
+        for k in 0..6 {
+            let sentence = format!(
+                "{} {} {} (note {seed}.{s}.{k}). ",
+                SUBJECTS[next(SUBJECTS.len())],
+                VERBS[next(VERBS.len())],
+                OBJECTS[next(OBJECTS.len())]
+            );
+            doc.push_str(&sentence);
+        }
+        doc.push_str("\n\n");
+    }
+    doc
+}
+
+fn peak_rss_mb() -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmHWM line")?;
+    Ok(round(kb / 1024.0))
+}
+
+fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}

@@ -1,0 +1,196 @@
+//! [`Engine`]: the façade the CLI and the desktop shell call. It owns the
+//! store, the vector index and the (lazily loaded) embedding model, and keeps
+//! them consistent: on open, a vector file that is missing, stale or corrupt
+//! is rebuilt from SQLite, and a change of model re-embeds everything.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, RwLock};
+
+use crate::chunk::ChunkConfig;
+use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
+use crate::error::{Error, Result};
+use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
+use crate::store::{DocRecord, Store};
+use crate::vectors::{UsearchIndex, VectorIndex, VectorStamp};
+
+/// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub knowledge_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub model_paths: ModelPaths,
+    pub model_id: String,
+    pub chunking: ChunkConfig,
+    pub embed: EmbedOptions,
+    /// Larger files are recorded as errors, not read.
+    pub max_file_bytes: u64,
+}
+
+impl EngineConfig {
+    pub fn new(knowledge_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> EngineConfig {
+        let data_dir = data_dir.into();
+        EngineConfig {
+            knowledge_dir: knowledge_dir.into(),
+            model_paths: ModelPaths::discover(&data_dir),
+            data_dir,
+            model_id: DEFAULT_TEXT_MODEL.to_string(),
+            chunking: ChunkConfig::default(),
+            embed: EmbedOptions::default(),
+            max_file_bytes: 100 * 1024 * 1024,
+        }
+    }
+
+    /// The platform's app-data folder for Kea (e.g. `~/.local/share/kea`).
+    pub fn default_data_dir() -> PathBuf {
+        dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("kea")
+    }
+}
+
+/// The index's state, for `kea status` and the knowledge pane.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub knowledge_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub model_id: Option<String>,
+    pub dim: Option<usize>,
+    pub documents: Vec<DocRecord>,
+    pub chunks: usize,
+    pub vectors: usize,
+    /// Bytes of the SQLite database and vector file.
+    pub index_bytes: u64,
+    /// Whether the vector file had to be rebuilt from SQLite on open.
+    pub vectors_rebuilt_on_open: bool,
+}
+
+/// The engine. Cheap operations take `&self`; share it behind an `Arc`.
+pub struct Engine {
+    pub(crate) config: EngineConfig,
+    pub(crate) store: Mutex<Store>,
+    pub(crate) vectors: RwLock<UsearchIndex>,
+    embedder: Mutex<Option<Box<dyn Embedder>>>,
+    /// Held for the whole of a sync: one sync at a time.
+    pub(crate) sync_lock: Mutex<()>,
+    vectors_rebuilt_on_open: bool,
+}
+
+const DB_FILE: &str = "kea.sqlite3";
+const VECTORS_FILE: &str = "vectors.usearch";
+
+impl Engine {
+    /// Opens the index in `config.data_dir`, repairing the vector file if
+    /// needed. The model is not loaded until something must be embedded.
+    pub fn open(config: EngineConfig) -> Result<Engine> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
+        let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
+        if let Ok(local) = config.model_paths.resolve(&config.model_id) {
+            let wanted = (local.manifest.id.clone(), local.manifest.dim);
+            if store.model()?.as_ref() != Some(&wanted) {
+                store.switch_model(&wanted.0, wanted.1)?;
+            }
+        }
+        let (model_id, dim) = store.model()?.unwrap_or_else(|| (config.model_id.clone(), 384));
+        let stamp = VectorStamp { generation: store.generation()?, count: store.chunk_count()?, model_id, dim };
+        let path = config.data_dir.join(VECTORS_FILE);
+        let (vectors, rebuilt) = match UsearchIndex::load_if_current(&path, &stamp) {
+            Some(index) => (index, false),
+            None => {
+                let mut index = UsearchIndex::new(dim)?;
+                store.for_each_vector(|id, v| index.upsert(id, v))?;
+                index.save(&path, &stamp)?;
+                (index, true)
+            }
+        };
+        Ok(Engine {
+            config,
+            store: Mutex::new(store),
+            vectors: RwLock::new(vectors),
+            embedder: Mutex::new(None),
+            sync_lock: Mutex::new(()),
+            vectors_rebuilt_on_open: rebuilt,
+        })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` with the embedding model, loading it on first use.
+    pub(crate) fn with_embedder<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> Result<T>) -> Result<T> {
+        let mut slot = self.embedder.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let model = OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &self.config.embed)?;
+            let mut store = self.store();
+            if store.model()? != Some((model.model_id().to_string(), model.dim())) {
+                // A hub model (not resolvable at open) or a changed model.
+                store.switch_model(model.model_id(), model.dim())?;
+                *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = UsearchIndex::new(model.dim())?;
+            }
+            *slot = Some(Box::new(model));
+        }
+        f(slot.as_deref_mut().expect("embedder was just loaded"))
+    }
+
+    /// Embeds texts with the engine's model exactly as ingest does (used by
+    /// the benchmark to measure the raw model time).
+    pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.with_embedder(|m| m.embed_passages(texts))
+    }
+
+    /// Saves the vector index with a stamp of the store's current state.
+    pub(crate) fn save_vectors(&self) -> Result<()> {
+        let store = self.store();
+        let vectors = self.vectors.read().unwrap_or_else(|p| p.into_inner());
+        let (model_id, dim) = store.model()?.unwrap_or_else(|| (self.config.model_id.clone(), vectors.dim()));
+        let stamp = VectorStamp { generation: store.generation()?, count: vectors.len(), model_id, dim };
+        vectors.save(&self.config.data_dir.join(VECTORS_FILE), &stamp)
+    }
+
+    pub fn status(&self) -> Result<Status> {
+        let store = self.store();
+        let model = store.model()?;
+        let index_bytes = [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"]
+            .iter()
+            .filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok())
+            .map(|m| m.len())
+            .sum();
+        Ok(Status {
+            knowledge_dir: self.config.knowledge_dir.clone(),
+            data_dir: self.config.data_dir.clone(),
+            model_id: model.as_ref().map(|m| m.0.clone()),
+            dim: model.map(|m| m.1),
+            documents: store.documents()?,
+            chunks: store.chunk_count()?,
+            vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
+            index_bytes,
+            vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
+        })
+    }
+
+    /// Problems found by SQLite's integrity check and by comparing the vector
+    /// index with the chunk rows; empty when the store is consistent.
+    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+        let store = self.store();
+        let mut problems = store.integrity_check()?;
+        let vectors = self.vectors.read().unwrap_or_else(|p| p.into_inner());
+        let mut missing = 0usize;
+        store.for_each_vector(|id, _| {
+            if !vectors.contains(id) {
+                missing += 1;
+            }
+            Ok(())
+        })?;
+        let chunks = store.chunk_count()?;
+        if missing > 0 || vectors.len() != chunks {
+            problems.push(format!("vector index has {} vectors for {chunks} chunks ({missing} missing)", vectors.len()));
+        }
+        Ok(problems)
+    }
+
+    pub fn knowledge_dir(&self) -> &Path {
+        &self.config.knowledge_dir
+    }
+}

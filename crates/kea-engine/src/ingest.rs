@@ -1,0 +1,326 @@
+//! Incremental sync of the knowledge folder into the index. Files whose size
+//! and mtime are unchanged are skipped; changed files are re-extracted and
+//! re-chunked, and only chunks whose hash is not already stored go through
+//! the model. Work is committed in batches (one transaction each), so a crash
+//! loses at most the batch in flight, which the next sync redoes.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use crate::chunk::chunk_document;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::extract::extract;
+use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
+use crate::scan::{scan, DiskFile};
+use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk};
+use crate::vectors::VectorIndex;
+
+/// New chunks gathered before a batch is embedded and committed.
+const FLUSH_CHUNKS: usize = 64;
+/// Files gathered before a batch is committed even without new chunks.
+const FLUSH_FILES: usize = 200;
+
+/// A chunk after extraction, before embedding.
+struct PreparedChunk {
+    chunk: NewChunk,
+    embedding_text: String,
+}
+
+/// The outcome of reading one file.
+enum Prepared {
+    Touch,
+    Failed(String),
+    Content { content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<PreparedChunk> },
+}
+
+struct Pending {
+    file: FileFacts,
+    prepared: Prepared,
+}
+
+impl Engine {
+    /// Brings the index in step with the knowledge folder.
+    pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
+        let disk = scan(&self.config.knowledge_dir)?;
+        let stored: HashMap<String, DocRecord> = self.store().documents()?.into_iter().map(|d| (d.path.clone(), d)).collect();
+        let on_disk: HashSet<&str> = disk.iter().map(|f| f.rel.as_str()).collect();
+        let to_index: Vec<&DiskFile> = disk.iter().filter(|f| needs_indexing(f, stored.get(&f.rel))).collect();
+        let mut to_remove: Vec<String> = stored.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
+        to_remove.sort();
+        sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
+
+        let mut run = Run { engine: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0 };
+        let mut batch: Vec<Pending> = Vec::new();
+        let mut new_chunks = 0;
+        for file in to_index {
+            if cancel.is_cancelled() {
+                run.report.cancelled = true;
+                break;
+            }
+            let prepared = self.prepare(file, stored.get(&file.rel));
+            if let Prepared::Content { chunks, .. } = &prepared {
+                new_chunks += chunks.iter().filter(|c| c.chunk.embedding.is_empty()).count();
+            }
+            batch.push(Pending { file: facts(file), prepared });
+            if new_chunks >= FLUSH_CHUNKS || batch.len() >= FLUSH_FILES {
+                run.flush(std::mem::take(&mut batch))?;
+                new_chunks = 0;
+            }
+        }
+        if !run.report.cancelled {
+            run.flush(batch)?;
+            // Removals come last, so a renamed file reuses its old vectors.
+            if !to_remove.is_empty() {
+                let changes: Vec<DocChange> = to_remove.iter().map(|p| DocChange::Remove { path: p.clone() }).collect();
+                run.commit(&changes)?;
+                for path in to_remove {
+                    sink.event(&IndexEvent::Removed { path });
+                    run.report.removed += 1;
+                }
+            }
+        }
+        if run.report.processed > 0 || run.report.removed > 0 {
+            self.save_vectors()?;
+        }
+        let mut report = run.report;
+        {
+            // Errors are the index's current ones, not only this sync's.
+            let store = self.store();
+            let documents = store.documents()?;
+            report.documents = documents.len();
+            report.errors = documents
+                .into_iter()
+                .filter_map(|d| d.error.map(|message| FileError { path: d.path, message }))
+                .collect();
+            report.chunks = store.chunk_count()?;
+        }
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        sink.event(&IndexEvent::Finished { report: report.clone() });
+        Ok(report)
+    }
+
+    /// Reads, extracts and chunks one file, and looks up stored vectors for
+    /// its chunks (a chunk with an empty embedding still needs the model).
+    fn prepare(&self, file: &DiskFile, stored: Option<&DocRecord>) -> Prepared {
+        if file.size > self.config.max_file_bytes {
+            return Prepared::Failed(format!(
+                "file is {} MB, over the {} MB limit",
+                file.size / 1_000_000,
+                self.config.max_file_bytes / 1_000_000
+            ));
+        }
+        let bytes = match read_limited(file, self.config.max_file_bytes) {
+            Ok(bytes) => bytes,
+            Err(message) => return Prepared::Failed(message),
+        };
+        let content_hash = blake3::hash(&bytes).to_hex().to_string();
+        if let Some(doc) = stored {
+            if doc.status == DocStatus::Indexed && doc.content_hash.as_deref() == Some(content_hash.as_str()) {
+                return Prepared::Touch;
+            }
+        }
+        let chunking = self.config.chunking;
+        let extracted = catch_unwind(AssertUnwindSafe(|| {
+            extract(file.kind, &bytes).map(|doc| {
+                let chunks = chunk_document(&doc, &chunking);
+                (doc, chunks)
+            })
+        }));
+        let (doc, chunks) = match extracted {
+            Ok(Ok(result)) => result,
+            Ok(Err(message)) => return Prepared::Failed(message),
+            Err(_) => return Prepared::Failed("internal error while reading this file (please report it)".into()),
+        };
+        let mut prepared: Vec<PreparedChunk> = chunks
+            .into_iter()
+            .map(|c| {
+                let embedding_text = c.embedding_text(doc.title.as_deref());
+                let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
+                PreparedChunk {
+                    chunk: NewChunk {
+                        index: c.index,
+                        heading_path: c.heading_path,
+                        page: c.page,
+                        byte_start: c.range.start,
+                        byte_end: c.range.end,
+                        text: c.text,
+                        hash,
+                        embedding: Vec::new(),
+                    },
+                    embedding_text,
+                }
+            })
+            .collect();
+        let hashes: Vec<&str> = prepared.iter().map(|c| c.chunk.hash.as_str()).collect();
+        match self.store().embeddings_for_hashes(&hashes) {
+            Ok(known) => {
+                for c in &mut prepared {
+                    if let Some(v) = known.get(&c.chunk.hash) {
+                        c.chunk.embedding = v.clone();
+                    }
+                }
+            }
+            Err(e) => return Prepared::Failed(format!("store error: {e}")),
+        }
+        let front_matter = serde_json::to_string(&doc.front_matter).unwrap_or_else(|_| "{}".into());
+        Prepared::Content { content_hash, title: doc.title, front_matter, chunks: prepared }
+    }
+}
+
+fn needs_indexing(file: &DiskFile, stored: Option<&DocRecord>) -> bool {
+    match stored {
+        None => true,
+        Some(doc) => {
+            let unchanged = doc.size == file.size && doc.mtime_ns == file.mtime_ns;
+            let complete = doc.status == DocStatus::Error || doc.content_hash.is_some();
+            !(unchanged && complete)
+        }
+    }
+}
+
+fn facts(file: &DiskFile) -> FileFacts {
+    FileFacts { path: file.rel.clone(), kind: file.kind.as_str().to_string(), size: file.size, mtime_ns: file.mtime_ns }
+}
+
+fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    let handle = std::fs::File::open(&file.abs).map_err(|e| format!("cannot open: {e}"))?;
+    let mut bytes = Vec::with_capacity(file.size.min(limit) as usize);
+    handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("file is over the {} MB limit", limit / 1_000_000));
+    }
+    Ok(bytes)
+}
+
+/// The state of one sync while batches are flushed.
+struct Run<'a> {
+    engine: &'a Engine,
+    sink: &'a dyn ProgressSink,
+    cancel: &'a CancelToken,
+    report: SyncReport,
+    files_total: usize,
+    files_done: usize,
+}
+
+impl Run<'_> {
+    /// Embeds the batch's new chunks, commits the batch in one transaction
+    /// and mirrors the change into the vector index.
+    fn flush(&mut self, mut batch: Vec<Pending>) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let vectors = self.embed_new_chunks(&mut batch)?;
+        let Some(vectors) = vectors else { return Ok(()) };
+        let mut changes = Vec::with_capacity(batch.len());
+        let mut done = Vec::with_capacity(batch.len());
+        for pending in batch {
+            let path = pending.file.path.clone();
+            match pending.prepared {
+                Prepared::Touch => {
+                    done.push((path, 0, 0, 0, None));
+                    changes.push(DocChange::Touch { file: pending.file });
+                }
+                Prepared::Failed(message) => {
+                    done.push((path, 0, 0, 0, Some(message.clone())));
+                    changes.push(DocChange::Failed { file: pending.file, message });
+                }
+                Prepared::Content { content_hash, title, front_matter, chunks } => {
+                    let (mut embedded, mut reused) = (0, 0);
+                    let chunks: Vec<NewChunk> = chunks
+                        .into_iter()
+                        .map(|mut c| {
+                            if c.chunk.embedding.is_empty() {
+                                c.chunk.embedding = vectors[&c.chunk.hash].clone();
+                                embedded += 1;
+                            } else {
+                                reused += 1;
+                            }
+                            c.chunk
+                        })
+                        .collect();
+                    done.push((path, chunks.len(), embedded, reused, None));
+                    changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, chunks });
+                }
+            }
+        }
+        self.commit(&changes)?;
+        for (path, chunks, embedded, reused, error) in done {
+            self.files_done += 1;
+            self.report.processed += 1;
+            self.report.reused += reused;
+            let files_done = self.files_done;
+            let files_total = self.files_total;
+            self.sink.event(&IndexEvent::FileDone { path, chunks, embedded, reused, error, files_done, files_total });
+        }
+        Ok(())
+    }
+
+    /// Embeds each distinct new chunk text once. `None` means cancelled.
+    fn embed_new_chunks(&mut self, batch: &mut [Pending]) -> Result<Option<HashMap<String, Vec<f32>>>> {
+        let mut texts: Vec<(String, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        for pending in batch.iter() {
+            if let Prepared::Content { chunks, .. } = &pending.prepared {
+                for c in chunks.iter().filter(|c| c.chunk.embedding.is_empty()) {
+                    if seen.insert(c.chunk.hash.clone()) {
+                        texts.push((c.chunk.hash.clone(), c.embedding_text.clone()));
+                    }
+                }
+            }
+        }
+        let mut vectors = HashMap::with_capacity(texts.len());
+        let step = self.engine.config.embed.batch_size.max(1);
+        for group in texts.chunks(step) {
+            if self.cancel.is_cancelled() {
+                self.report.cancelled = true;
+                return Ok(None);
+            }
+            let inputs: Vec<String> = group.iter().map(|(_, t)| t.clone()).collect();
+            let embedded = self.engine.with_embedder(|m| m.embed_passages(&inputs));
+            let embedded = match embedded {
+                Ok(v) => v,
+                // A missing model is fatal for the sync; a failing input is not.
+                Err(e @ (Error::ModelMissing { .. } | Error::RuntimeMissing(_))) => return Err(e),
+                Err(e) => {
+                    fail_documents_with(batch, group.iter().map(|(h, _)| h.as_str()).collect(), &e.to_string());
+                    continue;
+                }
+            };
+            for ((hash, _), vector) in group.iter().zip(embedded) {
+                vectors.insert(hash.clone(), vector);
+            }
+            self.report.embedded += group.len();
+            self.sink.event(&IndexEvent::ChunksEmbedded { count: group.len() });
+        }
+        Ok(Some(vectors))
+    }
+
+    /// Commits changes and applies the resulting delta to the vector index.
+    fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
+        let delta = self.engine.store().apply(changes)?;
+        let mut vectors = self.engine.vectors.write().unwrap_or_else(|p| p.into_inner());
+        for id in delta.removed {
+            vectors.remove(id)?;
+        }
+        for (id, vector) in delta.added {
+            vectors.upsert(id, &vector)?;
+        }
+        Ok(())
+    }
+}
+
+/// Marks the documents that own any of `hashes` as failed (embedding error).
+fn fail_documents_with(batch: &mut [Pending], hashes: HashSet<&str>, message: &str) {
+    for pending in batch.iter_mut() {
+        let owns = matches!(&pending.prepared, Prepared::Content { chunks, .. }
+            if chunks.iter().any(|c| hashes.contains(c.chunk.hash.as_str())));
+        if owns {
+            pending.prepared = Prepared::Failed(format!("embedding failed: {message}"));
+        }
+    }
+}

