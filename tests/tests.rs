@@ -1,0 +1,15 @@
+//! Kea's integration tests: one binary (ripgrep style), each module a theme.
+//! They drive the real `kea` binary on real files with the real MiniLM model
+//! (installed by `make models`); regression tests are named after the bug.
+
+#[path = "integration/util.rs"]
+mod util;
+
+#[path = "integration/architecture.rs"]
+mod architecture;
+#[path = "integration/crash.rs"]
+mod crash;
+#[path = "integration/index.rs"]
+mod index;
+#[path = "integration/watch.rs"]
+mod watch;

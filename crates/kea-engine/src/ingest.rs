@@ -131,11 +131,14 @@ impl Engine {
                 (doc, chunks)
             })
         }));
-        let (doc, chunks) = match extracted {
+        let (mut doc, chunks) = match extracted {
             Ok(Ok(result)) => result,
             Ok(Err(message)) => return Prepared::Failed(message),
             Err(_) => return Prepared::Failed("internal error while reading this file (please report it)".into()),
         };
+        if doc.title.is_none() {
+            doc.title = file.abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+        }
         let mut prepared: Vec<PreparedChunk> = chunks
             .into_iter()
             .map(|c| {

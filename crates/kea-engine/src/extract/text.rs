@@ -32,10 +32,19 @@ fn decode_utf16(bytes: &[u8], to_u16: fn([u8; 2]) -> u16) -> String {
 /// Extracts a `.txt` document: optional front matter, then paragraphs.
 pub(super) fn extract_plain(text: String) -> Extracted {
     let (front_matter, body_start) = split_front_matter(&text);
-    let blocks = paragraph_ranges(&text, body_start)
+    let mut blocks: Vec<Block> = paragraph_ranges(&text, body_start)
         .into_iter()
         .map(|range| Block { kind: BlockKind::Paragraph, range, page: None })
         .collect();
+    // A short first line standing alone, without a full stop, is the title.
+    if blocks.len() > 1 {
+        let first = &mut blocks[0];
+        let line = &text[first.range.clone()];
+        let looks_like_title = !line.contains('\n') && line.chars().count() <= 100 && !line.ends_with(['.', '。', '!', '?', ':', '：']);
+        if looks_like_title {
+            first.kind = BlockKind::Heading { level: 1, text: line.trim().to_string() };
+        }
+    }
     Extracted { plain: text, blocks, front_matter, title: None }
 }
 
@@ -88,6 +97,14 @@ mod tests {
     fn binary_content_is_rejected() {
         let bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
         assert!(decode_text(&bytes).unwrap_err().contains("binary"));
+    }
+
+    #[test]
+    fn a_short_first_line_is_the_title() {
+        let doc = extract_plain("Household dangers\n\nAvocado is toxic.\n".to_string());
+        assert_eq!(doc.blocks[0].kind, BlockKind::Heading { level: 1, text: "Household dangers".into() });
+        let single = extract_plain("Just one line".to_string());
+        assert_eq!(single.blocks[0].kind, BlockKind::Paragraph);
     }
 
     #[test]

@@ -1,0 +1,119 @@
+//! Helpers: a sandbox (a copy of the sample knowledge plus a data dir) and
+//! running `kea` in it with JSON output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// A temporary knowledge folder and data dir.
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    pub knowledge: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Sandbox {
+    /// An empty knowledge folder.
+    pub fn empty() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let knowledge = dir.path().join("knowledge");
+        std::fs::create_dir_all(&knowledge).unwrap();
+        let data = dir.path().join("data");
+        Sandbox { _dir: dir, knowledge, data }
+    }
+
+    /// A copy of the repository's sample knowledge folder.
+    pub fn with_samples() -> Sandbox {
+        let sandbox = Sandbox::empty();
+        copy_dir(&repo_root().join("knowledge"), &sandbox.knowledge);
+        sandbox
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.knowledge.join(rel)
+    }
+
+    /// `kea --knowledge … --data-dir … ARGS`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kea"));
+        cmd.arg("--knowledge").arg(&self.knowledge).arg("--data-dir").arg(&self.data).args(args);
+        cmd.env("KEA_MODELS_DIR", repo_root().join("models"));
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Runs and parses stdout as JSON, failing with stderr on error.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert!(out.status.success(), "kea {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("kea {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    pub fn index(&self) -> Value {
+        self.json(&["index", "--json"])
+    }
+
+    pub fn status(&self) -> Value {
+        self.json(&["status", "--json"])
+    }
+
+    pub fn search(&self, query: &str, top_k: usize) -> Vec<Value> {
+        let v = self.json(&["search", query, "--top-k", &top_k.to_string(), "--json"]);
+        v.as_array().unwrap().clone()
+    }
+
+    /// The status's documents by path.
+    pub fn documents(&self) -> Vec<(String, Value)> {
+        let status = self.status();
+        status["documents"].as_array().unwrap().iter().map(|d| (d["path"].as_str().unwrap().to_string(), d.clone())).collect()
+    }
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The supported files below the sandbox's knowledge folder (as `kea` keys).
+pub fn files_on_disk(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
+                if rel != "README.md" && ["md", "txt", "pdf", "docx"].contains(&ext.as_str()) {
+                    out.push(rel);
+                }
+            }
+        }
+    }
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+pub fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no number {key} in {v}"))
+}
