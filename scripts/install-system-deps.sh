@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Kea's desktop build needs (WebKitGTK and a C
+# toolchain). Idempotent: does nothing when they are all present; skips apt
+# (with a hint) when not root and something is missing.
+set -euo pipefail
+
+packages=(libwebkit2gtk-4.1-dev build-essential pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "install-system-deps: please install: ${missing[*]} (no apt-get here)" >&2
+  exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "install-system-deps: run as root, or install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "installing ${missing[*]}"
+$sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { applyProgress, asCommandError, formatBytes, idle, progressText } from "./state";
+
+describe("index progress", () => {
+  it("counts files and ends idle", () => {
+    let s = applyProgress(idle, { type: "started", files_to_index: 2 });
+    expect(s.active).toBe(true);
+    s = applyProgress(s, { type: "file_done", path: "a.md", error: null, files_done: 1, files_total: 2 });
+    expect(progressText(s)).toBe("indexing 1 of 2 — a.md");
+    s = applyProgress(s, { type: "finished", documents: 2, chunks: 5, embedded: 5, errors: 0 });
+    expect(s).toEqual(idle);
+    expect(progressText(s)).toBe("");
+  });
+
+  it("a sync with nothing to do is not shown as active", () => {
+    expect(applyProgress(idle, { type: "started", files_to_index: 0 }).active).toBe(false);
+  });
+});
+
+describe("formatting", () => {
+  it("formats sizes", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(2048)).toBe("2.0 KB");
+    expect(formatBytes(50 * 1024 * 1024)).toBe("50 MB");
+  });
+});
+
+describe("command errors", () => {
+  it("keeps the kind the UI branches on", () => {
+    expect(asCommandError({ kind: "not_ready", message: "opening" }).kind).toBe("not_ready");
+    expect(asCommandError("boom")).toEqual({ kind: "internal", message: "boom" });
+  });
+});

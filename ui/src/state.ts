@@ -1,0 +1,59 @@
+// Pure UI state logic (no DOM, no Tauri), unit-tested with Vitest.
+
+export type Progress =
+  | { type: "started"; files_to_index: number }
+  | { type: "file_done"; path: string; error: string | null; files_done: number; files_total: number }
+  | { type: "finished"; documents: number; chunks: number; embedded: number; errors: number };
+
+export interface IndexingState {
+  active: boolean;
+  done: number;
+  total: number;
+  lastFile: string | null;
+}
+
+export const idle: IndexingState = { active: false, done: 0, total: 0, lastFile: null };
+
+/** Folds one index-progress event into the indexing state. */
+export function applyProgress(_state: IndexingState, event: Progress): IndexingState {
+  switch (event.type) {
+    case "started":
+      return { active: event.files_to_index > 0, done: 0, total: event.files_to_index, lastFile: null };
+    case "file_done":
+      return { active: true, done: event.files_done, total: event.files_total, lastFile: event.path };
+    case "finished":
+      return { ...idle };
+  }
+}
+
+/** "indexing 3 of 20 — parrots/cockatiel.md" */
+export function progressText(state: IndexingState): string {
+  if (!state.active) return "";
+  const file = state.lastFile ? ` — ${state.lastFile}` : "";
+  return `indexing ${state.done} of ${state.total}${file}`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** An error from a command, as `{kind, message}`; anything else is "internal". */
+export interface CommandError {
+  kind: string;
+  message: string;
+}
+
+export function asCommandError(e: unknown): CommandError {
+  if (e && typeof e === "object" && "kind" in e && "message" in e) {
+    return { kind: String((e as CommandError).kind), message: String((e as CommandError).message) };
+  }
+  return { kind: "internal", message: String(e) };
+}
