@@ -24,7 +24,8 @@ system-deps:
 	bash scripts/install-system-deps.sh
 
 ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
-	cd ui && npm ci --no-audit --no-fund
+	# `npm ci` rejects this lock file (npm drops other platforms' optional packages), so install from it without saving.
+	cd ui && npm install --no-save --no-audit --no-fund
 
 ui: ui/node_modules/.package-lock.json
 	cd ui && npm run build
