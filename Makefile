@@ -38,8 +38,10 @@ desktop: system-deps models ui
 cli: models
 	$(CARGO) build -p kea-cli
 
+# Dependencies are built with opt-level 2 even in the dev profile (see Cargo.toml),
+# and the hot path (ONNX Runtime, SQLite, usearch) lives in them.
 bench: models
-	$(CARGO) run --release -p kea-cli -- bench ingest --json
+	$(CARGO) run -p kea-cli -- bench ingest --json
 
 clean:
 	rm -rf target ui/dist ui/node_modules

@@ -60,13 +60,19 @@ pub struct ModelPaths {
 }
 
 impl ModelPaths {
-    /// The default search order: `$KEA_MODELS_DIR`; `models/` next to the
-    /// executable or in any folder above it (a dev checkout's `target/…`);
-    /// `models/` in the data dir.
+    /// The default search order: `$KEA_MODELS_DIR`; `./models`; `models/`
+    /// next to the executable or in the nearest folder above it that has one
+    /// (a dev checkout's `target/…`); `models/` in the data dir.
     pub fn discover(data_dir: &Path) -> ModelPaths {
         let mut dirs = Vec::new();
         if let Some(dir) = std::env::var_os("KEA_MODELS_DIR").filter(|d| !d.is_empty()) {
             dirs.push(PathBuf::from(dir));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            let candidate = cwd.join("models");
+            if candidate.is_dir() && !dirs.contains(&candidate) {
+                dirs.push(candidate);
+            }
         }
         if let Ok(exe) = std::env::current_exe() {
             for ancestor in exe.ancestors().skip(1) {
