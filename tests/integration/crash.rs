@@ -59,3 +59,28 @@ fn sigkill_mid_ingest_then_restart_leaves_index_equal_to_disk() {
     assert_eq!(chunk_sum, count(&status, "chunks"), "no orphan or missing chunks");
     assert!(docs.iter().all(|d| d["status"] == "indexed"));
 }
+
+#[test]
+fn ctrl_c_mid_ingest_cancels_cleanly_and_the_next_run_finishes() {
+    let sandbox = Sandbox::with_samples();
+    add_generated_docs(&sandbox, 200);
+    let total = files_on_disk(&sandbox.knowledge).len() as i64;
+    let mut child = sandbox.command(&["index", "--json"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let db = sandbox.data.join("kea.sqlite3");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline && indexed_documents(&db) < 10 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupted.success());
+    let out = child.wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a cancelled run still prints its summary");
+    assert_eq!(out.status.code(), Some(130), "{report}");
+    assert_eq!(report["cancelled"], true);
+    assert!(count(&report, "documents") < total as u64);
+    assert_eq!(sandbox.status()["integrity_problems"], serde_json::json!([]));
+
+    let finished = sandbox.index();
+    assert_eq!(finished["cancelled"], false);
+    assert_eq!(count(&finished, "documents"), total as u64);
+}
