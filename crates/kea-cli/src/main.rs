@@ -4,6 +4,7 @@
 
 mod bench;
 mod progress;
+mod search;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kea_engine::model::ModelPaths;
-use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
+use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 
 #[derive(Parser)]
 #[command(name = "kea", version, about = "Chat with your documents: index and search a knowledge folder")]
@@ -30,6 +31,9 @@ struct Cli {
     /// The text embedding model id.
     #[arg(long, global = true, value_name = "ID")]
     model: Option<String>,
+    /// The cross-encoder reranker model id (also $KEA_RERANKER); none skips reranking.
+    #[arg(long, global = true, value_name = "ID", env = "KEA_RERANKER")]
+    reranker: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -55,8 +59,25 @@ enum Command {
         query: String,
         #[arg(long, default_value_t = 5)]
         top_k: usize,
-        #[arg(long, value_enum, default_value = "dense")]
+        /// dense (embeddings), fts (BM25), or hybrid (the full pipeline).
+        #[arg(long, value_enum, default_value = "hybrid")]
         mode: Mode,
+        /// A retrieval config JSON file (any subset of the settings; hybrid mode).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Show every stage's candidates, scores, timings and fallbacks.
+        #[arg(long)]
+        trace: bool,
+        /// Print JSON: the hits, or with --trace {hits, context, trace}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluate retrieval on a golden set (JSONL), one column per configuration.
+    Eval {
+        golden: PathBuf,
+        /// NAME=FILE: a retrieval config to compare (repeatable); default: each stage in turn.
+        #[arg(long = "config", value_name = "NAME=FILE")]
+        configs: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -71,6 +92,7 @@ enum Command {
 enum Mode {
     Dense,
     Fts,
+    Hybrid,
 }
 
 fn main() -> ExitCode {
@@ -96,6 +118,7 @@ fn config(cli: &Cli) -> EngineConfig {
     if let Some(model) = &cli.model {
         config.model_id = model.clone();
     }
+    config.reranker_id = cli.reranker.clone().filter(|r| !r.is_empty());
     config
 }
 
@@ -103,12 +126,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Index { watch, json } => index(config(&cli), *watch, *json),
         Command::Status { json } => status(config(&cli), *json),
-        Command::Search { query, top_k, mode, json } => {
+        Command::Search { query, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
                 Mode::Fts => SearchMode::Fts,
+                Mode::Hybrid => SearchMode::Hybrid,
             };
-            search(config(&cli), query, *top_k, mode, *json)
+            let mut retrieval = mode.config(*top_k);
+            if let Some(file) = file {
+                retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
+            }
+            search::run(config(&cli), query, &retrieval, *trace, *json)
+        }
+        Command::Eval { golden, configs, json } => {
+            let configs = if configs.is_empty() {
+                kea_engine::eval::default_configs()
+            } else {
+                configs.iter().map(|c| parse_named_config(c)).collect::<anyhow::Result<_>>()?
+            };
+            search::eval(config(&cli), golden, &configs, *json)
         }
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
@@ -171,31 +207,13 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn search(config: EngineConfig, query: &str, top_k: usize, mode: SearchMode, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Engine::open(config)?;
-    let hits = engine.search(query, top_k, mode)?;
-    if json {
-        let rows: Vec<serde_json::Value> = hits
-            .iter()
-            .map(|h| {
-                serde_json::json!({
-                    "source": h.chunk.source, "heading_path": h.chunk.heading_path, "chunk_index": h.chunk.chunk_index,
-                    "chunk_id": h.chunk.id, "page": h.chunk.page, "score": h.score, "text": h.chunk.text,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if hits.is_empty() {
-        println!("no results");
-    }
-    for (rank, hit) in hits.iter().enumerate() {
-        let page = hit.chunk.page.map(|p| format!(" p.{p}")).unwrap_or_default();
-        println!("{}. [{:.3}] {} | {}{page}", rank + 1, hit.score, hit.chunk.source, hit.chunk.heading_path);
-        for line in hit.chunk.text.lines().take(4) {
-            println!("     {line}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+/// Reads a retrieval config JSON file (any subset of the settings).
+fn read_config(path: &std::path::Path) -> anyhow::Result<RetrievalConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a retrieval config", path.display()))
+}
+
+fn parse_named_config(spec: &str) -> anyhow::Result<(String, RetrievalConfig)> {
+    let (name, file) = spec.split_once('=').with_context(|| format!("--config takes NAME=FILE, got {spec:?}"))?;
+    Ok((name.to_string(), read_config(std::path::Path::new(file))?))
 }

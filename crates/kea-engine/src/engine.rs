@@ -10,6 +10,7 @@ use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
+use crate::rerank::{OnnxReranker, Reranker};
 use crate::store::{DocRecord, Store};
 use crate::vectors::{UsearchIndex, VectorIndex, VectorStamp};
 
@@ -20,6 +21,8 @@ pub struct EngineConfig {
     pub data_dir: PathBuf,
     pub model_paths: ModelPaths,
     pub model_id: String,
+    /// The cross-encoder for reranking; `None` skips the stage (recorded in traces).
+    pub reranker_id: Option<String>,
     pub chunking: ChunkConfig,
     pub embed: EmbedOptions,
     /// Larger files are recorded as errors, not read.
@@ -34,6 +37,7 @@ impl EngineConfig {
             model_paths: ModelPaths::discover(&data_dir),
             data_dir,
             model_id: DEFAULT_TEXT_MODEL.to_string(),
+            reranker_id: None,
             chunking: ChunkConfig::default(),
             embed: EmbedOptions::default(),
             max_file_bytes: 100 * 1024 * 1024,
@@ -68,9 +72,13 @@ pub struct Engine {
     pub(crate) store: Mutex<Store>,
     pub(crate) vectors: RwLock<UsearchIndex>,
     embedder: Mutex<Option<Box<dyn Embedder>>>,
+    /// Loaded on first use; a load failure is kept so queries fall back fast.
+    reranker: Mutex<Option<std::result::Result<Box<dyn Reranker>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
     pub(crate) sync_lock: Mutex<()>,
     vectors_rebuilt_on_open: bool,
+    /// The languages of the configured embedding model (empty: many or unknown).
+    model_languages: Vec<String>,
 }
 
 const DB_FILE: &str = "kea.sqlite3";
@@ -82,7 +90,9 @@ impl Engine {
     pub fn open(config: EngineConfig) -> Result<Engine> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
+        let mut model_languages = Vec::new();
         if let Ok(local) = config.model_paths.resolve(&config.model_id) {
+            model_languages = local.manifest.languages.clone();
             let wanted = (local.manifest.id.clone(), local.manifest.dim);
             if store.model()?.as_ref() != Some(&wanted) {
                 store.switch_model(&wanted.0, wanted.1)?;
@@ -105,9 +115,15 @@ impl Engine {
             store: Mutex::new(store),
             vectors: RwLock::new(vectors),
             embedder: Mutex::new(None),
+            reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
             vectors_rebuilt_on_open: rebuilt,
+            model_languages,
         })
+    }
+
+    pub(crate) fn model_languages(&self) -> &[String] {
+        &self.model_languages
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -132,6 +148,22 @@ impl Engine {
             *slot = Some(Box::new(model));
         }
         f(slot.as_deref_mut().expect("embedder was just loaded"))
+    }
+
+    /// Runs `f` with the reranker, loading it on first use. `Ok(None)` when
+    /// none is configured; a reranker that failed to load is an error.
+    pub(crate) fn with_reranker<T>(&self, f: impl FnOnce(&mut dyn Reranker) -> Result<T>) -> Result<Option<T>> {
+        let Some(id) = &self.config.reranker_id else { return Ok(None) };
+        let mut slot = self.reranker.lock().unwrap_or_else(|p| p.into_inner());
+        let loaded = slot.get_or_insert_with(|| {
+            OnnxReranker::load(&self.config.model_paths, id, &self.config.embed)
+                .map(|r| Box::new(r) as Box<dyn Reranker>)
+                .map_err(|e| e.to_string())
+        });
+        match loaded {
+            Ok(reranker) => f(reranker.as_mut()).map(Some),
+            Err(message) => Err(Error::ModelMissing { model: id.clone(), reason: message.clone() }),
+        }
     }
 
     /// Embeds texts with the engine's model exactly as ingest does (used by
@@ -188,6 +220,11 @@ impl Engine {
             problems.push(format!("vector index has {} vectors for {chunks} chunks ({missing} missing)", vectors.len()));
         }
         Ok(problems)
+    }
+
+    /// Chunks by id (for showing a cited passage or a trace).
+    pub fn chunk_rows(&self, ids: &[u64]) -> Result<Vec<crate::store::ChunkRow>> {
+        self.store().chunks_by_ids(ids)
     }
 
     pub fn knowledge_dir(&self) -> &Path {

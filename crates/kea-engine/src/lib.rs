@@ -5,6 +5,7 @@
 
 pub mod chunk;
 pub mod embed;
+pub mod eval;
 mod engine;
 pub mod error;
 pub mod extract;
@@ -12,8 +13,10 @@ pub mod frontmatter;
 mod ingest;
 pub mod model;
 pub mod progress;
+pub mod rerank;
+pub mod retrieve;
 pub mod scan;
-mod search;
+pub mod segment;
 pub mod store;
 pub mod vectors;
 pub mod watch;
@@ -21,5 +24,5 @@ pub mod watch;
 pub use engine::{Engine, EngineConfig, Status};
 pub use error::{Error, ErrorKind, Result};
 pub use progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
-pub use search::{Hit, SearchMode};
+pub use retrieve::{Hit, Retrieval, RetrievalConfig, SearchMode};
 pub use watch::{watch, WatchHandle};

@@ -38,6 +38,9 @@ pub struct ModelManifest {
     /// Prefix for indexed passages (e.g. e5's `passage: `).
     #[serde(default)]
     pub passage_prefix: String,
+    /// Languages the model understands (`en`, `zh`, …); empty means many.
+    #[serde(default)]
+    pub languages: Vec<String>,
 }
 
 /// A resolved local model: its manifest and folder.
@@ -156,6 +159,7 @@ mod tests {
             tokenizer_config: "tokenizer_config.json".into(),
             query_prefix: String::new(),
             passage_prefix: String::new(),
+            languages: Vec::new(),
         };
         std::fs::write(dir.join(MANIFEST_FILE), serde_json::to_string(&manifest).unwrap()).unwrap();
         let paths = ModelPaths { dirs: vec![root.path().to_path_buf()] };

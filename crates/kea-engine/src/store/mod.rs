@@ -10,9 +10,10 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::error::{Error, Result};
+use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
-const SCHEMA_VERSION: &str = "1";
+const SCHEMA_VERSION: &str = "3";
 
 /// A document's indexing state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -126,14 +127,35 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.execute_batch(include_str!("schema.sql"))?;
-        let store = Store { conn };
-        match store.meta("schema_version")? {
-            None => store.set_meta("schema_version", SCHEMA_VERSION)?,
-            Some(v) if v == SCHEMA_VERSION => {}
+        let mut store = Store { conn };
+        let version = store.conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get::<_, String>(0)).optional();
+        match version.ok().flatten().as_deref() {
+            // v1: raw-text FTS; v2: segmented but unstemmed.
+            Some("1") | Some("2") => store.rebuild_full_text()?,
+            Some(SCHEMA_VERSION) | None => store.conn.execute_batch(include_str!("schema.sql"))?,
             Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
         }
+        store.set_meta("schema_version", SCHEMA_VERSION)?;
         Ok(store)
+    }
+
+    /// Rebuilds the full-text index from chunk text with the current
+    /// segmentation (older stores tokenised differently).
+    fn rebuild_full_text(&mut self) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute_batch("DROP TRIGGER IF EXISTS chunks_ai; DROP TRIGGER IF EXISTS chunks_ad; DROP TABLE IF EXISTS chunks_fts;")?;
+        tx.execute_batch(include_str!("schema.sql"))?;
+        {
+            let mut select = tx.prepare("SELECT id, heading_path, text FROM chunks")?;
+            let mut insert = tx.prepare("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                let (id, path, text): (i64, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+                insert.execute(params![id, fts_tokens(&path, &text)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
@@ -165,6 +187,7 @@ impl Store {
     pub fn switch_model(&mut self, model_id: &str, dim: usize) -> Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM chunks", [])?;
+        tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("UPDATE documents SET content_hash = NULL, chunk_count = 0", [])?;
         for (k, v) in [("model_id", model_id.to_string()), ("dim", dim.to_string())] {
             tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
@@ -233,7 +256,10 @@ impl Store {
                             doc_id, c.index as i64, chunks.len() as i64, c.heading_path, c.page, c.byte_start as i64,
                             c.byte_end as i64, c.text, c.hash, to_blob(&c.embedding)
                         ])?;
-                        delta.added.push((tx.last_insert_rowid() as u64, c.embedding.clone()));
+                        let id = tx.last_insert_rowid();
+                        tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?
+                            .execute(params![id, fts_tokens(&c.heading_path, &c.text)])?;
+                        delta.added.push((id as u64, c.embedding.clone()));
                     }
                     tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
                 }
@@ -279,6 +305,18 @@ impl Store {
         Ok(())
     }
 
+    /// Stored vectors of the given chunks (unknown ids are skipped).
+    pub fn embeddings_by_ids(&self, ids: &[u64]) -> Result<HashMap<u64, Vec<f32>>> {
+        let mut stmt = self.conn.prepare_cached("SELECT embedding FROM chunks WHERE id = ?1")?;
+        let mut out = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(blob) = stmt.query_row([id as i64], |r| r.get::<_, Vec<u8>>(0)).optional()? {
+                out.insert(id, from_blob(&blob));
+            }
+        }
+        Ok(out)
+    }
+
     /// Chunks by id, in the order given (unknown ids are skipped).
     pub fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
         let mut stmt = self.conn.prepare_cached(
@@ -308,21 +346,14 @@ impl Store {
         Ok(out)
     }
 
-    /// Full-text search (FTS5 BM25); returns chunk ids with scores, best
-    /// first (higher is better). Query words are quoted, so any text is safe.
+    /// Full-text search (FTS5 BM25 over segmented words); returns chunk ids
+    /// with scores, best first (higher is better). Any text is a safe query.
     pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
-        let terms: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|t| !t.is_empty())
-            .map(|t| format!("\"{}\"", t.to_lowercase()))
-            .collect();
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
+        let Some(expression) = segment::match_expression(query) else { return Ok(Vec::new()) };
         let mut stmt = self.conn.prepare_cached(
             "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![terms.join(" OR "), k as i64], |r| Ok((r.get::<_, i64>(0)? as u64, -r.get::<_, f64>(1)? as f32)))?;
+        let rows = stmt.query_map(params![expression, k as i64], |r| Ok((r.get::<_, i64>(0)? as u64, -r.get::<_, f64>(1)? as f32)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -380,8 +411,17 @@ fn delete_chunks(tx: &Transaction, doc_id: i64) -> Result<Vec<u64>> {
         let rows = stmt.query_map([doc_id], |r| r.get::<_, i64>(0))?;
         rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<_>>()?
     };
+    let mut delete_fts = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
+    for &id in &ids {
+        delete_fts.execute([id as i64])?;
+    }
     tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id])?;
     Ok(ids)
+}
+
+/// What the full-text index holds for a chunk: its segmented heading path and text.
+fn fts_tokens(heading_path: &str, text: &str) -> String {
+    format!("{}\n{}", segment::index_text(heading_path), segment::index_text(text))
 }
 
 #[cfg(test)]

@@ -36,12 +36,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
 
+-- Full-text index over segmented words (see segment.rs): heading path and
+-- text, jieba-split for Chinese. Rows are written and deleted by store code.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, heading_path, content='chunks', content_rowid='id'
+    tokens, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path) VALUES ('delete', old.id, old.text, old.heading_path);
-END;

@@ -86,3 +86,40 @@ fn switching_model_drops_every_vector() {
     assert_eq!(store.model().unwrap(), Some(("m2".into(), 3)));
     assert_eq!(store.documents().unwrap()[0].content_hash, None, "documents must be re-extracted");
 }
+
+#[test]
+fn chinese_words_match_inside_sentences() {
+    let mut store = Store::open_in_memory().unwrap();
+    store.apply(&[replace("zh.md", vec![chunk(0, "野生玄凤在地面啄食草籽和谷物。", 0.1), chunk(1, "公鸟擅长吹口哨。", 0.2)])]).unwrap();
+    let hits = store.fts_search("玄凤吃什么谷物", 5).unwrap();
+    assert_eq!(store.chunks_by_ids(&[hits[0].0]).unwrap()[0].text, "野生玄凤在地面啄食草籽和谷物。");
+}
+
+#[test]
+fn version_1_stores_are_migrated_to_segmented_full_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kea.sqlite3");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO meta VALUES ('schema_version', '1');
+             CREATE TABLE documents(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, size INTEGER NOT NULL,
+               mtime_ns INTEGER NOT NULL, content_hash TEXT, status TEXT NOT NULL, error TEXT, title TEXT,
+               front_matter TEXT NOT NULL DEFAULT '{}', chunk_count INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
+             CREATE TABLE chunks(id INTEGER PRIMARY KEY AUTOINCREMENT, doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+               chunk_index INTEGER NOT NULL, total_chunks INTEGER NOT NULL, heading_path TEXT NOT NULL, page INTEGER,
+               byte_start INTEGER NOT NULL, byte_end INTEGER NOT NULL, text TEXT NOT NULL, hash TEXT NOT NULL, embedding BLOB NOT NULL);
+             CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading_path, content='chunks', content_rowid='id');
+             CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+               INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path); END;
+             INSERT INTO documents VALUES (1, 'zh.md', 'markdown', 1, 1, 'h', 'indexed', NULL, NULL, '{}', 1, 0);
+             INSERT INTO chunks VALUES (NULL, 1, 0, 1, '饮食', NULL, 0, 3, '虎皮鹦鹉主要吃草籽。', 'x', x'0000803f');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some(SCHEMA_VERSION));
+    assert_eq!(store.fts_search("草籽", 5).unwrap().len(), 1, "segmented words are searchable after migration");
+    assert!(store.integrity_check().unwrap().is_empty());
+}

@@ -1,0 +1,220 @@
+//! Retrieval evaluation against a golden set: JSONL lines
+//! `{"query": "...", "relevant": ["path" | "path#heading", ...], "lang": "zh|en"}`.
+//! Metrics per configuration: Recall@1/3/5/10, Hit@1/3, MRR@10, nDCG@10,
+//! overall and per language, with the queries that missed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::retrieve::RetrievalConfig;
+
+/// One golden question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenItem {
+    pub query: String,
+    pub relevant: Vec<String>,
+    #[serde(default)]
+    pub lang: Option<String>,
+}
+
+/// Reads a golden set; errors name the line.
+pub fn load_golden(path: &Path) -> Result<Vec<GoldenItem>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let mut items = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.trim_start().starts_with("//") {
+            continue;
+        }
+        let item: GoldenItem = serde_json::from_str(line)
+            .map_err(|e| Error::InvalidInput(format!("{}:{}: not a golden item: {e}", path.display(), n + 1)))?;
+        if item.relevant.is_empty() {
+            return Err(Error::InvalidInput(format!("{}:{}: no relevant documents listed", path.display(), n + 1)));
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Mean metrics over a set of queries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    pub queries: usize,
+    pub recall_1: f64,
+    pub recall_3: f64,
+    pub recall_5: f64,
+    pub recall_10: f64,
+    /// Share of queries with at least one relevant hit in the top 1 / top 3.
+    pub hit_1: f64,
+    pub hit_3: f64,
+    pub mrr_10: f64,
+    pub ndcg_10: f64,
+}
+
+/// Whether a hit (source, heading path) is the relevant item `spec`.
+fn matches(spec: &str, source: &str, heading_path: &str) -> bool {
+    match spec.split_once('#') {
+        Some((path, heading)) => path == source && heading_path.split(" > ").any(|h| h == heading),
+        None => spec == source,
+    }
+}
+
+/// Scores one ranked list (source, heading path) against the relevant items;
+/// each relevant item counts once, at its first rank.
+pub fn score_ranking(ranked: &[(String, String)], relevant: &[String]) -> Metrics {
+    let mut found_at: Vec<Option<usize>> = vec![None; relevant.len()];
+    for (rank, (source, heading)) in ranked.iter().take(10).enumerate() {
+        if let Some(j) = (0..relevant.len()).find(|&j| found_at[j].is_none() && matches(&relevant[j], source, heading)) {
+            found_at[j] = Some(rank + 1);
+        }
+    }
+    let total = relevant.len() as f64;
+    let recall = |k: usize| found_at.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / total;
+    let first = found_at.iter().flatten().min().copied();
+    let dcg: f64 = found_at.iter().flatten().map(|&r| 1.0 / (r as f64 + 1.0).log2()).sum();
+    let ideal: f64 = (1..=relevant.len().min(10)).map(|r| 1.0 / (r as f64 + 1.0).log2()).sum();
+    Metrics {
+        queries: 1,
+        recall_1: recall(1),
+        recall_3: recall(3),
+        recall_5: recall(5),
+        recall_10: recall(10),
+        hit_1: f64::from(first.is_some_and(|r| r <= 1)),
+        hit_3: f64::from(first.is_some_and(|r| r <= 3)),
+        mrr_10: first.map_or(0.0, |r| 1.0 / r as f64),
+        ndcg_10: if ideal > 0.0 { dcg / ideal } else { 0.0 },
+    }
+}
+
+fn mean(all: &[Metrics]) -> Metrics {
+    let n = all.len().max(1) as f64;
+    let avg = |f: fn(&Metrics) -> f64| (all.iter().map(f).sum::<f64>() / n * 10000.0).round() / 10000.0;
+    Metrics {
+        queries: all.len(),
+        recall_1: avg(|m| m.recall_1),
+        recall_3: avg(|m| m.recall_3),
+        recall_5: avg(|m| m.recall_5),
+        recall_10: avg(|m| m.recall_10),
+        hit_1: avg(|m| m.hit_1),
+        hit_3: avg(|m| m.hit_3),
+        mrr_10: avg(|m| m.mrr_10),
+        ndcg_10: avg(|m| m.ndcg_10),
+    }
+}
+
+/// A query whose relevant items were not all in the top 10.
+#[derive(Debug, Clone, Serialize)]
+pub struct Miss {
+    pub query: String,
+    pub relevant: Vec<String>,
+    /// The top 5 hits as `source | heading path`.
+    pub got: Vec<String>,
+}
+
+/// One configuration's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalResult {
+    pub name: String,
+    pub metrics: Metrics,
+    pub by_lang: BTreeMap<String, Metrics>,
+    pub misses: Vec<Miss>,
+    /// Fallbacks that fired (e.g. no reranker), with how many queries hit each.
+    pub fallbacks: BTreeMap<String, usize>,
+    pub ms_per_query: f64,
+}
+
+/// Runs every golden query through the pipeline with `config`, asking for
+/// the top 10 (so Recall@10 is defined for every configuration).
+pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &RetrievalConfig) -> Result<EvalResult> {
+    let config = RetrievalConfig {
+        top_k: 10,
+        mmr_select: config.mmr_select.max(10),
+        rerank_keep: config.rerank_keep.max(10),
+        ..config.clone()
+    };
+    let started = Instant::now();
+    let mut all = Vec::with_capacity(items.len());
+    let mut per_lang: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();
+    let mut misses = Vec::new();
+    let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
+    for item in items {
+        let retrieval = engine.retrieve(&item.query, &config)?;
+        for fallback in retrieval.trace.fallbacks {
+            *fallbacks.entry(fallback).or_default() += 1;
+        }
+        let ranked: Vec<(String, String)> = retrieval.hits.iter().map(|h| (h.chunk.source.clone(), h.chunk.heading_path.clone())).collect();
+        let metrics = score_ranking(&ranked, &item.relevant);
+        if metrics.recall_10 < 1.0 {
+            misses.push(Miss {
+                query: item.query.clone(),
+                relevant: item.relevant.clone(),
+                got: ranked.iter().take(5).map(|(s, h)| format!("{s} | {h}")).collect(),
+            });
+        }
+        per_lang.entry(item.lang.clone().unwrap_or_else(|| "-".into())).or_default().push(metrics.clone());
+        all.push(metrics);
+    }
+    let ms = started.elapsed().as_secs_f64() * 1000.0 / items.len().max(1) as f64;
+    Ok(EvalResult {
+        name: name.to_string(),
+        metrics: mean(&all),
+        by_lang: per_lang.into_iter().map(|(lang, m)| (lang, mean(&m))).collect(),
+        misses,
+        fallbacks,
+        ms_per_query: (ms * 100.0).round() / 100.0,
+    })
+}
+
+/// The configurations compared when none are given: each stage added in turn.
+pub fn default_configs() -> Vec<(String, RetrievalConfig)> {
+    let base = RetrievalConfig::default();
+    vec![
+        ("dense".into(), RetrievalConfig::dense_only(10)),
+        ("bm25".into(), RetrievalConfig::sparse_only(10)),
+        ("hybrid".into(), RetrievalConfig { mmr: false, rerank: false, filter: false, ..base.clone() }),
+        ("hybrid+mmr".into(), RetrievalConfig { rerank: false, filter: false, ..base.clone() }),
+        ("hybrid+mmr+rerank".into(), RetrievalConfig { filter: false, ..base.clone() }),
+        ("full".into(), base),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranked(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(s, h)| (s.to_string(), h.to_string())).collect()
+    }
+
+    #[test]
+    fn metrics_of_a_ranking() {
+        let list = ranked(&[("x.md", "X"), ("a.md", "A > Diet"), ("a.md", "A > Care"), ("b.md", "B")]);
+        let m = score_ranking(&list, &["a.md".into(), "b.md".into()]);
+        assert_eq!((m.recall_1, m.recall_3, m.recall_5), (0.0, 0.5, 1.0));
+        assert_eq!((m.hit_1, m.hit_3), (0.0, 1.0));
+        assert_eq!(m.mrr_10, 0.5);
+        let ideal = 1.0 + 1.0 / 3f64.log2();
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        assert!((m.ndcg_10 - dcg / ideal).abs() < 1e-9, "a second chunk of a.md does not count twice");
+    }
+
+    #[test]
+    fn heading_specs_match_a_heading_in_the_path() {
+        let list = ranked(&[("a.md", "Cockatiel > Care"), ("a.md", "Cockatiel > Diet")]);
+        let m = score_ranking(&list, &["a.md#Diet".into()]);
+        assert_eq!((m.recall_1, m.recall_3, m.mrr_10), (0.0, 1.0, 0.5));
+    }
+
+    #[test]
+    fn golden_files_report_bad_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.jsonl");
+        std::fs::write(&path, "{\"query\": \"q\", \"relevant\": [\"a.md\"], \"lang\": \"en\"}\n\n{\"query\": 3}\n").unwrap();
+        let err = load_golden(&path).unwrap_err().to_string();
+        assert!(err.contains("g.jsonl:3"), "{err}");
+    }
+}

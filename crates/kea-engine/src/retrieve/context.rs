@@ -1,0 +1,170 @@
+//! Context assembly for the LLM: hits become numbered blocks
+//! `[S1] source | heading path | p.N`, adjacent chunks of one source merged,
+//! sentences already given dropped, within a token budget. Each block keeps
+//! the chunk ids needed to show the passage later.
+
+use serde::Serialize;
+
+use crate::chunk::sentence_ends;
+use crate::store::ChunkRow;
+
+/// One numbered source block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextBlock {
+    /// `S1`, `S2`, … in the order given to the LLM.
+    pub label: String,
+    pub source: String,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub chunk_ids: Vec<i64>,
+    pub text: String,
+}
+
+/// The assembled context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Context {
+    pub blocks: Vec<ContextBlock>,
+    /// The prompt text: every block with its header.
+    pub text: String,
+    pub estimated_tokens: usize,
+}
+
+/// A rough token count: one per CJK character, one per four other characters.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (cjk, other) = text.chars().fold((0usize, 0usize), |(c, o), ch| if (ch as u32) >= 0x2E80 { (c + 1, o) } else { (c, o + 1) });
+    cjk + other.div_ceil(4)
+}
+
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in sentence_ends(text).into_iter().chain([text.len()]) {
+        if end > start {
+            let s = text[start..end].trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+            start = end;
+        }
+    }
+    out
+}
+
+fn normalise(sentence: &str) -> String {
+    sentence.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Builds the context from hits in rank order.
+pub fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
+    // Group adjacent chunks of the same source, in the order of their best hit.
+    let mut groups: Vec<Vec<&ChunkRow>> = Vec::new();
+    for hit in hits {
+        let adjacent = groups.iter_mut().find(|g| {
+            g.iter().any(|c| c.source == hit.source && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path)
+        });
+        match adjacent {
+            Some(group) => group.push(hit),
+            None => groups.push(vec![hit]),
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut context = Context::default();
+    for mut group in groups {
+        group.sort_by_key(|c| c.chunk_index);
+        let mut kept: Vec<&str> = Vec::new();
+        for chunk in &group {
+            for sentence in sentences(&chunk.text) {
+                if seen.insert(normalise(sentence)) {
+                    kept.push(sentence);
+                }
+            }
+        }
+        if kept.is_empty() {
+            continue;
+        }
+        let label = format!("S{}", context.blocks.len() + 1);
+        let first = group[0];
+        let page = first.page.map(|p| format!(" | p.{p}")).unwrap_or_default();
+        let header = format!("[{label}] {} | {}{page}\n", first.source, first.heading_path);
+        let mut body = String::new();
+        let mut used = context.estimated_tokens + estimate_tokens(&header);
+        for sentence in kept {
+            let cost = estimate_tokens(sentence) + 1;
+            if used + cost > token_budget {
+                break;
+            }
+            if !body.is_empty() {
+                body.push(' ');
+            }
+            body.push_str(sentence);
+            used += cost;
+        }
+        if body.is_empty() {
+            break;
+        }
+        context.text.push_str(&header);
+        context.text.push_str(&body);
+        context.text.push_str("\n\n");
+        context.estimated_tokens = used;
+        context.blocks.push(ContextBlock {
+            label,
+            source: first.source.clone(),
+            heading_path: first.heading_path.clone(),
+            page: first.page,
+            chunk_ids: group.iter().map(|c| c.id).collect(),
+            text: body,
+        });
+    }
+    context
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, source: &str, index: usize, text: &str) -> ChunkRow {
+        ChunkRow {
+            id,
+            source: source.into(),
+            title: None,
+            chunk_index: index,
+            total_chunks: 9,
+            heading_path: "Cockatiel > Diet".into(),
+            page: None,
+            byte_start: 0,
+            byte_end: text.len(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn adjacent_chunks_merge_and_overlap_is_dropped() {
+        let hits = [
+            row(1, "a.md", 3, "Seeds are a treat. Pellets are the base."),
+            row(9, "b.md", 0, "Macaws eat nuts."),
+            row(2, "a.md", 4, "Pellets are the base. Greens every day."),
+        ];
+        let ctx = assemble(&hits, 1500);
+        assert_eq!(ctx.blocks.len(), 2);
+        assert_eq!(ctx.blocks[0].label, "S1");
+        assert_eq!(ctx.blocks[0].chunk_ids, [1, 2]);
+        assert_eq!(ctx.blocks[0].text, "Seeds are a treat. Pellets are the base. Greens every day.");
+        assert!(ctx.text.starts_with("[S1] a.md | Cockatiel > Diet\n"));
+        assert!(ctx.text.contains("[S2] b.md | Cockatiel > Diet\nMacaws eat nuts."));
+    }
+
+    #[test]
+    fn budget_is_respected() {
+        let long: String = (0..100).map(|i| format!("Parrots need company on day {i}. ")).collect();
+        let hits = [row(1, "a.md", 0, &long), row(2, "b.md", 5, "Never reached.")];
+        let ctx = assemble(&hits, 120);
+        assert!(ctx.estimated_tokens <= 120, "{}", ctx.estimated_tokens);
+        assert_eq!(ctx.blocks.len(), 1);
+    }
+
+    #[test]
+    fn chinese_tokens_are_counted_per_character() {
+        assert_eq!(estimate_tokens("鹦鹉吃种子"), 5);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+    }
+}

@@ -1,0 +1,349 @@
+//! The retrieval pipeline, the same for every caller (CLI search, chat,
+//! image identification, eval): query preparation → dense (usearch) and
+//! sparse (FTS5 BM25 over segmented words) → fusion → MMR → cross-encoder
+//! rerank → two-layer filter → cited context. Every stage records its
+//! candidates, scores and time in a [`Trace`], with the fallbacks that fired.
+
+pub mod context;
+pub mod stages;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::store::ChunkRow;
+use crate::vectors::VectorIndex;
+pub use context::{Context, ContextBlock};
+
+/// How dense and sparse scores are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Weighted sum of min-max normalised scores.
+    Weighted,
+    /// Reciprocal rank fusion.
+    Rrf,
+}
+
+/// Every knob of the pipeline; a JSON file may give any subset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    pub dense: bool,
+    pub sparse: bool,
+    /// Candidates taken from each retriever.
+    pub coarse_k: usize,
+    pub fusion: Fusion,
+    pub dense_weight: f32,
+    pub sparse_weight: f32,
+    /// Dense weight when the query's language is not one the embedding model
+    /// knows (e.g. a Chinese query with English-only MiniLM).
+    pub foreign_dense_weight: f32,
+    pub rrf_k: f32,
+    pub mmr: bool,
+    pub mmr_lambda: f32,
+    /// Candidates kept after MMR (or after fusion without MMR): the reranker's input.
+    pub mmr_select: usize,
+    pub rerank: bool,
+    pub rerank_keep: usize,
+    /// Passages are cut to this many characters for the reranker.
+    pub rerank_max_chars: usize,
+    pub filter: bool,
+    pub min_score: f32,
+    pub max_relative_drop: f32,
+    /// Hits returned.
+    pub top_k: usize,
+    pub context_tokens: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            dense: true,
+            sparse: true,
+            coarse_k: 50,
+            fusion: Fusion::Weighted,
+            dense_weight: 0.6,
+            sparse_weight: 0.4,
+            foreign_dense_weight: 0.1,
+            rrf_k: 60.0,
+            mmr: true,
+            mmr_lambda: 0.5,
+            mmr_select: 12,
+            rerank: true,
+            rerank_keep: 8,
+            rerank_max_chars: 600,
+            filter: true,
+            min_score: 0.28,
+            max_relative_drop: 0.5,
+            top_k: 8,
+            context_tokens: 1500,
+        }
+    }
+}
+
+impl RetrievalConfig {
+    /// Dense retrieval alone, in similarity order.
+    pub fn dense_only(top_k: usize) -> Self {
+        RetrievalConfig { sparse: false, mmr: false, rerank: false, filter: false, top_k, ..Default::default() }
+    }
+
+    /// Full-text (BM25) retrieval alone.
+    pub fn sparse_only(top_k: usize) -> Self {
+        RetrievalConfig { dense: false, mmr: false, rerank: false, filter: false, top_k, ..Default::default() }
+    }
+}
+
+/// A final hit, with the score of each stage it went through.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    #[serde(flatten)]
+    pub chunk: ChunkRow,
+    /// The score the final order is by (rerank probability, else fusion).
+    pub score: f32,
+    pub dense: Option<f32>,
+    pub sparse: Option<f32>,
+    pub fused: Option<f32>,
+    pub rerank: Option<f32>,
+}
+
+/// One stage's output in the trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageTrace {
+    pub stage: &'static str,
+    pub ms: f64,
+    /// `(chunk id, score)`, best first.
+    pub candidates: Vec<(u64, f32)>,
+}
+
+/// What the pipeline did, for `--trace` and "how this was answered".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trace {
+    pub query: String,
+    pub prepared_query: String,
+    pub stages: Vec<StageTrace>,
+    pub fallbacks: Vec<String>,
+    pub total_ms: f64,
+}
+
+/// The pipeline's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Retrieval {
+    pub hits: Vec<Hit>,
+    pub context: Context,
+    pub trace: Trace,
+}
+
+/// Query normalisation: full-width ASCII to half-width, white space folded.
+pub fn prepare_query(query: &str) -> String {
+    let folded: String = query
+        .chars()
+        .map(|c| match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            0x3000 => ' ',
+            _ => c,
+        })
+        .collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+struct Timer(Instant);
+
+impl Timer {
+    fn ms(&self) -> f64 {
+        (self.0.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+    }
+}
+
+fn start() -> Timer {
+    Timer(Instant::now())
+}
+
+impl Engine {
+    /// Runs the retrieval pipeline for `query`.
+    pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        let total = start();
+        let prepared = prepare_query(query);
+        if prepared.is_empty() {
+            return Err(Error::InvalidInput("the search query is empty".into()));
+        }
+        if !config.dense && !config.sparse {
+            return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
+        }
+        let mut trace = Trace { query: query.to_string(), prepared_query: prepared.clone(), stages: Vec::new(), fallbacks: Vec::new(), total_ms: 0.0 };
+
+        let mut dense = Vec::new();
+        if config.dense {
+            let t = start();
+            let vector = self.with_embedder(|m| m.embed_query(&prepared))?;
+            dense = self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, config.coarse_k)?;
+            trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.clone() });
+        }
+        let mut sparse = Vec::new();
+        if config.sparse {
+            let t = start();
+            sparse = self.store().fts_search(&prepared, config.coarse_k)?;
+            trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
+        }
+
+        let t = start();
+        let language = query_language(&prepared);
+        let mut dense_weight = config.dense_weight;
+        if config.dense && config.sparse && !self.model_languages().is_empty() && !self.model_languages().iter().any(|l| l == language) {
+            dense_weight = config.foreign_dense_weight;
+            trace.fallbacks.push(format!("fusion: the embedding model does not cover '{language}'; dense weight lowered to {dense_weight}"));
+        }
+        let fused = match (config.dense, config.sparse, config.fusion) {
+            (true, false, _) => dense.clone(),
+            (false, true, _) => sparse.clone(),
+            (_, _, Fusion::Weighted) => stages::weighted_fusion(&dense, &sparse, dense_weight, config.sparse_weight),
+            (_, _, Fusion::Rrf) => stages::rrf_fusion(&[(&dense, dense_weight), (&sparse, config.sparse_weight)], config.rrf_k),
+        };
+        trace.stages.push(StageTrace { stage: "fusion", ms: t.ms(), candidates: fused.clone() });
+
+        let mut shortlist: Vec<(u64, f32)> = fused.iter().copied().take(config.mmr_select.max(config.top_k)).collect();
+        if config.mmr {
+            let t = start();
+            let pool: Vec<(u64, f32)> = fused.iter().copied().take(config.coarse_k).collect();
+            let ids: Vec<u64> = pool.iter().map(|c| c.0).collect();
+            let vectors = self.store().embeddings_by_ids(&ids)?;
+            shortlist = stages::mmr(&pool, &vectors, config.mmr_lambda, config.mmr_select);
+            trace.stages.push(StageTrace { stage: "mmr", ms: t.ms(), candidates: shortlist.clone() });
+        }
+
+        let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
+        let rows: HashMap<u64, ChunkRow> = self.store().chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
+        let mut order: Vec<(u64, f32)> = shortlist.iter().map(|&(id, _)| (id, fused_score(&fused, id))).collect();
+        let mut rerank_scores: HashMap<u64, f32> = HashMap::new();
+        if config.rerank {
+            match self.rerank_scores(&prepared, &order, &rows, config) {
+                Ok(Some((scored, ms))) => {
+                    rerank_scores = scored.iter().copied().collect();
+                    trace.stages.push(StageTrace { stage: "rerank", ms, candidates: scored.clone() });
+                    order = scored;
+                }
+                Ok(None) => trace.fallbacks.push("rerank: no reranker configured; kept the fused order".into()),
+                Err(e) => trace.fallbacks.push(format!("rerank: {e}; kept the fused order")),
+            }
+        }
+        if config.filter {
+            if rerank_scores.is_empty() {
+                trace.fallbacks.push("filter: skipped, it needs rerank scores".into());
+            } else {
+                let t = start();
+                order = stages::two_layer_filter(&order, config.min_score, config.max_relative_drop);
+                trace.stages.push(StageTrace { stage: "filter", ms: t.ms(), candidates: order.clone() });
+            }
+        }
+        order.truncate(config.top_k);
+
+        let dense_map: HashMap<u64, f32> = dense.iter().copied().collect();
+        let sparse_map: HashMap<u64, f32> = sparse.iter().copied().collect();
+        let hits: Vec<Hit> = order
+            .iter()
+            .filter_map(|&(id, score)| {
+                Some(Hit {
+                    chunk: rows.get(&id)?.clone(),
+                    score,
+                    dense: dense_map.get(&id).copied(),
+                    sparse: sparse_map.get(&id).copied(),
+                    fused: Some(fused_score(&fused, id)),
+                    rerank: rerank_scores.get(&id).copied(),
+                })
+            })
+            .collect();
+        let t = start();
+        let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
+        let context = context::assemble(&chunks, config.context_tokens);
+        trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
+        trace.total_ms = total.ms();
+        Ok(Retrieval { hits, context, trace })
+    }
+
+    /// Rerank probabilities for the shortlist, best first, cut to
+    /// `rerank_keep`, with the stage time; `None` when no reranker is set.
+    fn rerank_scores(
+        &self,
+        query: &str,
+        shortlist: &[(u64, f32)],
+        rows: &HashMap<u64, ChunkRow>,
+        config: &RetrievalConfig,
+    ) -> Result<Option<(Vec<(u64, f32)>, f64)>> {
+        let t = start();
+        let candidates: Vec<(u64, String)> = shortlist
+            .iter()
+            .filter_map(|(id, _)| {
+                let row = rows.get(id)?;
+                let text = format!("{}\n{}", row.heading_path, row.text);
+                Some((*id, text.chars().take(config.rerank_max_chars).collect()))
+            })
+            .collect();
+        let passages: Vec<String> = candidates.iter().map(|c| c.1.clone()).collect();
+        let Some(logits) = self.with_reranker(|r| r.score(query, &passages))? else { return Ok(None) };
+        let mut scored: Vec<(u64, f32)> = candidates.iter().zip(logits).map(|((id, _), l)| (*id, stages::sigmoid(l))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(config.rerank_keep);
+        Ok(Some((scored, t.ms())))
+    }
+
+    /// The single-retriever or hybrid search behind `kea search`.
+    pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
+        Ok(self.retrieve(query, &mode.config(top_k))?.hits)
+    }
+}
+
+/// `zh` for a query with Chinese characters, else `en`.
+pub fn query_language(query: &str) -> &'static str {
+    if query.chars().any(crate::segment::is_cjk) {
+        "zh"
+    } else {
+        "en"
+    }
+}
+
+fn fused_score(fused: &[(u64, f32)], id: u64) -> f32 {
+    fused.iter().find(|c| c.0 == id).map_or(0.0, |c| c.1)
+}
+
+/// The retrieval presets of `kea search --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Nearest neighbours of the query embedding (cosine similarity).
+    Dense,
+    /// SQLite FTS5 BM25 over segmented words.
+    Fts,
+    /// The full pipeline (dense + BM25, fusion, MMR, rerank, filter).
+    #[default]
+    Hybrid,
+}
+
+impl SearchMode {
+    pub fn config(self, top_k: usize) -> RetrievalConfig {
+        match self {
+            SearchMode::Dense => RetrievalConfig::dense_only(top_k),
+            SearchMode::Fts => RetrievalConfig::sparse_only(top_k),
+            SearchMode::Hybrid => RetrievalConfig { top_k, ..Default::default() },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_normalised() {
+        assert_eq!(prepare_query("  玄凤鹦鹉\u{3000}吃什么？ ＡＢＣ  "), "玄凤鹦鹉 吃什么? ABC");
+    }
+
+    #[test]
+    fn partial_config_files_fill_in_defaults() {
+        let config: RetrievalConfig = serde_json::from_str(r#"{"rerank": false, "fusion": "rrf"}"#).unwrap();
+        assert_eq!((config.rerank, config.fusion, config.coarse_k), (false, Fusion::Rrf, 50));
+        assert!(serde_json::from_str::<RetrievalConfig>(r#"{"rerankk": false}"#).is_err(), "typos are errors");
+    }
+}

@@ -1,0 +1,151 @@
+//! The pure stages of the retrieval pipeline: score fusion (weighted or
+//! RRF), MMR diversification, and the two-layer relevance filter. Each works
+//! on `(chunk id, score)` lists and is tested on its own.
+
+use std::collections::HashMap;
+
+use crate::vectors::cosine;
+
+/// Scales scores to [0, 1] (all equal → all 1).
+fn min_max(scores: &[(u64, f32)]) -> HashMap<u64, f32> {
+    let (lo, hi) = scores.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(_, s)| (lo.min(s), hi.max(s)));
+    scores.iter().map(|&(id, s)| (id, if hi > lo { (s - lo) / (hi - lo) } else { 1.0 })).collect()
+}
+
+fn sorted(mut scored: Vec<(u64, f32)>) -> Vec<(u64, f32)> {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+}
+
+/// Weighted sum of min-max normalised scores; a list missing an id adds 0.
+pub fn weighted_fusion(dense: &[(u64, f32)], sparse: &[(u64, f32)], dense_weight: f32, sparse_weight: f32) -> Vec<(u64, f32)> {
+    let mut fused: HashMap<u64, f32> = HashMap::new();
+    for (list, weight) in [(dense, dense_weight), (sparse, sparse_weight)] {
+        for (id, s) in min_max(list) {
+            *fused.entry(id).or_default() += weight * s;
+        }
+    }
+    sorted(fused.into_iter().collect())
+}
+
+/// Weighted reciprocal rank fusion: Σ weight / (k + rank), ranks from 1.
+pub fn rrf_fusion(lists: &[(&[(u64, f32)], f32)], k: f32) -> Vec<(u64, f32)> {
+    let mut fused: HashMap<u64, f32> = HashMap::new();
+    for &(list, weight) in lists {
+        for (rank, &(id, _)) in list.iter().enumerate() {
+            *fused.entry(id).or_default() += weight / (k + rank as f32 + 1.0);
+        }
+    }
+    sorted(fused.into_iter().collect())
+}
+
+/// Maximal marginal relevance: picks `select` candidates, each maximising
+/// λ·relevance − (1−λ)·(highest similarity to one already picked).
+/// Relevance is the candidate's score scaled by the best score; candidates
+/// without a vector are treated as dissimilar to everything.
+pub fn mmr(candidates: &[(u64, f32)], vectors: &HashMap<u64, Vec<f32>>, lambda: f32, select: usize) -> Vec<(u64, f32)> {
+    let best = candidates.iter().map(|c| c.1).fold(f32::NEG_INFINITY, f32::max);
+    let scale = if best > 0.0 { best } else { 1.0 };
+    // Each candidate's highest similarity to anything picked so far, kept up
+    // to date as picks are made (O(select × candidates) similarities).
+    let mut redundancy = vec![0.0f32; candidates.len()];
+    let mut taken = vec![false; candidates.len()];
+    let mut picked: Vec<(u64, f32)> = Vec::with_capacity(select);
+    while picked.len() < select {
+        let Some((index, value)) = candidates
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !taken[*i])
+            .map(|(i, &(_, score))| (i, lambda * score / scale - (1.0 - lambda) * redundancy[i]))
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+        else {
+            break;
+        };
+        taken[index] = true;
+        let id = candidates[index].0;
+        picked.push((id, value));
+        if let Some(chosen) = vectors.get(&id) {
+            for (i, &(other, _)) in candidates.iter().enumerate() {
+                if let (false, Some(v)) = (taken[i], vectors.get(&other)) {
+                    redundancy[i] = redundancy[i].max(cosine(chosen, v));
+                }
+            }
+        }
+    }
+    picked
+}
+
+/// Logistic function: maps a cross-encoder logit to (0, 1).
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The two-layer filter on 0–1 scores, best first: (1) drop scores below
+/// `min_score`, unless that would drop everything; (2) when more than one
+/// remains, walk down from the best and stop at the first whose drop from
+/// the best exceeds `max_relative_drop`.
+pub fn two_layer_filter(scored: &[(u64, f32)], min_score: f32, max_relative_drop: f32) -> Vec<(u64, f32)> {
+    let all = sorted(scored.to_vec());
+    let absolute: Vec<(u64, f32)> = all.iter().copied().filter(|&(_, s)| s >= min_score).collect();
+    if absolute.is_empty() {
+        return all;
+    }
+    if absolute.len() == 1 {
+        return absolute;
+    }
+    let best = absolute[0].1;
+    absolute.into_iter().take_while(|&(_, s)| best <= 0.0 || (best - s) / best <= max_relative_drop).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[(u64, f32)]) -> Vec<u64> {
+        list.iter().map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn filter_worked_example() {
+        let scores = [0.85, 0.72, 0.45, 0.23, 0.15, 0.35, 0.12];
+        let scored: Vec<(u64, f32)> = scores.iter().enumerate().map(|(i, &s)| (i as u64, s)).collect();
+        let kept: Vec<f32> = two_layer_filter(&scored, 0.28, 0.5).into_iter().map(|x| x.1).collect();
+        assert_eq!(kept, [0.85, 0.72, 0.45]);
+    }
+
+    #[test]
+    fn filter_keeps_everything_rather_than_nothing() {
+        let scored = [(1, 0.2), (2, 0.1)];
+        assert_eq!(ids(&two_layer_filter(&scored, 0.28, 0.5)), [1, 2]);
+        assert_eq!(ids(&two_layer_filter(&[(1, 0.9), (2, 0.1)], 0.28, 0.5)), [1], "one survivor skips the relative layer");
+    }
+
+    #[test]
+    fn weighted_fusion_normalises_each_list() {
+        let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
+        let sparse = [(3, 12.0), (4, 2.0)];
+        let fused = weighted_fusion(&dense, &sparse, 0.6, 0.4);
+        assert_eq!(ids(&fused), [1, 3, 2, 4]);
+        assert!((fused[0].1 - 0.6).abs() < 1e-6 && (fused[1].1 - 0.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rrf_rewards_agreement() {
+        let a = [(1, 0.0), (2, 0.0), (3, 0.0)];
+        let b = [(4, 0.0), (2, 0.0), (5, 0.0)];
+        let fused = rrf_fusion(&[(&a, 1.0), (&b, 1.0)], 60.0);
+        assert_eq!(fused[0].0, 2, "ranked second in both beats first in one");
+        assert!((fused[0].1 - 2.0 / 62.0).abs() < 1e-6);
+        let leaning = rrf_fusion(&[(&a, 1.0), (&b, 0.01)], 60.0);
+        assert_eq!(leaning[0].0, 1, "a low weight makes a list count less");
+    }
+
+    #[test]
+    fn mmr_skips_near_duplicates() {
+        let vectors: HashMap<u64, Vec<f32>> =
+            [(1, vec![1.0, 0.0]), (2, vec![0.99, 0.14]), (3, vec![0.0, 1.0])].into_iter().collect();
+        let candidates = [(1, 1.0), (2, 0.95), (3, 0.6)];
+        assert_eq!(ids(&mmr(&candidates, &vectors, 0.5, 2)), [1, 3]);
+        assert_eq!(ids(&mmr(&candidates, &vectors, 1.0, 2)), [1, 2], "λ = 1 is plain relevance");
+    }
+}
