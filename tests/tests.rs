@@ -11,5 +11,7 @@ mod architecture;
 mod crash;
 #[path = "integration/index.rs"]
 mod index;
+#[path = "integration/retrieval.rs"]
+mod retrieval;
 #[path = "integration/watch.rs"]
 mod watch;

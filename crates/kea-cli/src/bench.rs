@@ -7,6 +7,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Subcommand;
+
+#[path = "bench_query.rs"]
+mod query_bench;
 use kea_engine::chunk::chunk_document;
 use kea_engine::extract::{extract, DocKind};
 use kea_engine::model::ModelPaths;
@@ -22,20 +25,29 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Query latency on a synthetic index (generated text, random unit vectors).
+    Query {
+        #[arg(long, default_value_t = 100_000)]
+        chunks: usize,
+        /// Queries to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<String>) -> anyhow::Result<std::process::ExitCode> {
-    match command {
-        BenchCommand::Ingest { docs, json } => {
-            let figures = ingest(*docs, paths, model)?;
-            if *json {
-                println!("{}", serde_json::to_string(&figures)?);
-            } else {
-                println!("{}", serde_json::to_string_pretty(&figures)?);
-            }
-            Ok(std::process::ExitCode::SUCCESS)
-        }
+    let (figures, json) = match command {
+        BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model)?)?, *json),
+        BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
+    };
+    if json {
+        println!("{}", serde_json::to_string(&figures)?);
+    } else {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
     }
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[derive(serde::Serialize)]
@@ -159,7 +171,7 @@ fn synthetic_doc(seed: usize) -> String {
     doc
 }
 
-fn peak_rss_mb() -> anyhow::Result<f64> {
+pub(crate) fn peak_rss_mb() -> anyhow::Result<f64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     let kb: f64 = status
         .lines()
@@ -169,6 +181,6 @@ fn peak_rss_mb() -> anyhow::Result<f64> {
     Ok(round(kb / 1024.0))
 }
 
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }

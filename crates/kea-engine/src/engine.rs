@@ -104,8 +104,12 @@ impl Engine {
         let (vectors, rebuilt) = match UsearchIndex::load_if_current(&path, &stamp) {
             Some(index) => (index, false),
             None => {
-                let mut index = UsearchIndex::new(dim)?;
-                store.for_each_vector(|id, v| index.upsert(id, v))?;
+                let mut all = Vec::with_capacity(stamp.count);
+                store.for_each_vector(|id, v| {
+                    all.push((id, v.to_vec()));
+                    Ok(())
+                })?;
+                let index = UsearchIndex::build(dim, &all)?;
                 index.save(&path, &stamp)?;
                 (index, true)
             }

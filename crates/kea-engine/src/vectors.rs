@@ -58,12 +58,22 @@ impl UsearchIndex {
         Ok(UsearchIndex { index, dim })
     }
 
-    /// Builds an index from `(id, vector)` pairs.
-    pub fn build<'a>(dim: usize, vectors: impl IntoIterator<Item = (u64, &'a [f32])>) -> Result<UsearchIndex> {
-        let mut index = UsearchIndex::new(dim)?;
-        for (id, vector) in vectors {
-            index.upsert(id, vector)?;
+    /// Builds an index from `(id, vector)` pairs, adding from all cores.
+    pub fn build(dim: usize, vectors: &[(u64, Vec<f32>)]) -> Result<UsearchIndex> {
+        let index = UsearchIndex::new(dim)?;
+        index.index.reserve(vectors.len().max(64)).map_err(index_error)?;
+        if let Some((_, bad)) = vectors.iter().find(|(_, v)| v.len() != dim) {
+            return Err(Error::VectorIndex(format!("vector has {} dimensions, index has {dim}", bad.len())));
         }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let per_thread = vectors.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = vectors
+                .chunks(per_thread)
+                .map(|part| scope.spawn(|| part.iter().try_for_each(|(id, v)| index.index.add(*id, v).map_err(index_error))))
+                .collect();
+            workers.into_iter().try_for_each(|w| w.join().unwrap_or_else(|_| Err(Error::VectorIndex("index build thread panicked".into()))))
+        })?;
         Ok(index)
     }
 
@@ -255,7 +265,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("vectors.usearch");
         let data = vectors(10, 8, 5);
-        let index = UsearchIndex::build(8, data.iter().enumerate().map(|(i, v)| (i as u64, v.as_slice()))).unwrap();
+        let pairs: Vec<(u64, Vec<f32>)> = data.into_iter().enumerate().map(|(i, v)| (i as u64, v)).collect();
+        let index = UsearchIndex::build(8, &pairs).unwrap();
         let stamp = VectorStamp { generation: 3, count: 10, model_id: "m".into(), dim: 8 };
         index.save(&path, &stamp).unwrap();
         assert_eq!(UsearchIndex::load_if_current(&path, &stamp).unwrap().len(), 10);

@@ -1,0 +1,175 @@
+//! `kea bench query`: builds a synthetic index of N chunks straight into the
+//! store (Zipf-distributed generated words for BM25, random unit vectors for
+//! the vector part: embedding 100k real chunks would take hours here), then
+//! times the full pipeline without rerank (real query embedding included)
+//! and the rerank stage on 20 candidates with the fixture reranker.
+
+use std::time::Instant;
+
+use kea_engine::model::ModelPaths;
+use kea_engine::store::{DocChange, FileFacts, NewChunk, Store};
+use kea_engine::{Engine, EngineConfig, RetrievalConfig};
+
+use super::{peak_rss_mb, round};
+
+#[derive(serde::Serialize)]
+pub struct QueryFigures {
+    chunks: usize,
+    vectors: &'static str,
+    build_ms: u64,
+    queries: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Median time of each stage (query embedding is inside `dense`).
+    stage_p50_ms: std::collections::BTreeMap<&'static str, f64>,
+    rerank_model: Option<String>,
+    rerank20_p50_ms: Option<f64>,
+    peak_rss_mb: f64,
+}
+
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn unit(&mut self) -> f32 {
+        (self.next() % 1_000_000) as f32 / 1_000_000.0
+    }
+
+    /// A rank in 0..n, Zipf-like (probability ~ 1/(rank+1)).
+    fn zipf(&mut self, n: usize) -> usize {
+        let u = self.unit().max(1e-6) as f64;
+        (((n as f64 + 1.0).powf(u) - 1.0) as usize).min(n - 1)
+    }
+}
+
+const SYLLABLES: &[&str] = &["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "pe", "zu", "ha", "ki", "mo", "da", "ri", "yo"];
+
+fn vocabulary(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let mut word = String::new();
+            let mut k = i + SYLLABLES.len();
+            while k > 0 {
+                word.push_str(SYLLABLES[k % SYLLABLES.len()]);
+                k /= SYLLABLES.len();
+            }
+            word
+        })
+        .collect()
+}
+
+fn random_unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim).map(|_| rng.unit() * 2.0 - 1.0).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    round(sorted[((sorted.len() - 1) as f64 * p).round() as usize])
+}
+
+pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<QueryFigures> {
+    let tmp = tempfile::tempdir()?;
+    let knowledge = tmp.path().join("knowledge");
+    std::fs::create_dir_all(&knowledge)?;
+    let mut config = EngineConfig::new(&knowledge, tmp.path().join("data"));
+    if let Some(paths) = paths {
+        config.model_paths.dirs.splice(0..0, paths.dirs);
+    }
+    let model = config.model_paths.resolve(&config.model_id)?;
+    let reranker = config.model_paths.resolve("fixture-reranker").ok().map(|m| m.manifest.id);
+    config.reranker_id = reranker.clone();
+    std::fs::create_dir_all(&config.data_dir)?;
+
+    let started = Instant::now();
+    let words = vocabulary(20_000);
+    let mut rng = Rng(0x9E3779B97F4A7C15);
+    {
+        let mut store = Store::open(&config.data_dir.join("kea.sqlite3"))?;
+        store.switch_model(&model.manifest.id, model.manifest.dim)?;
+        let per_doc = 100;
+        for doc in 0..chunks.div_ceil(per_doc) {
+            let n = per_doc.min(chunks - doc * per_doc);
+            let new_chunks: Vec<NewChunk> = (0..n)
+                .map(|i| {
+                    let text: Vec<&str> = (0..60).map(|_| words[rng.zipf(words.len())].as_str()).collect();
+                    let text = text.join(" ");
+                    NewChunk {
+                        index: i,
+                        heading_path: format!("Section {}", i % 7),
+                        page: None,
+                        byte_start: 0,
+                        byte_end: text.len(),
+                        hash: format!("{doc}-{i}"),
+                        text,
+                        embedding: random_unit_vector(&mut rng, model.manifest.dim),
+                    }
+                })
+                .collect();
+            let file = FileFacts { path: format!("doc-{doc:05}.md"), kind: "markdown".into(), size: 1, mtime_ns: 1 };
+            store.apply(&[DocChange::Replace { file, content_hash: doc.to_string(), title: None, front_matter: "{}".into(), chunks: new_chunks }])?;
+        }
+    }
+    // Opening builds the usearch index from the stored vectors.
+    let engine = Engine::open(config)?;
+    let build_ms = started.elapsed().as_millis() as u64;
+
+    let no_rerank = RetrievalConfig { rerank: false, filter: false, ..Default::default() };
+    engine.retrieve("warm up the model", &no_rerank)?;
+    let mut times = Vec::with_capacity(queries);
+    let mut stages: std::collections::BTreeMap<&'static str, Vec<f64>> = Default::default();
+    for _ in 0..queries {
+        let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
+        let t = Instant::now();
+        let trace = engine.retrieve(&query.join(" "), &no_rerank)?.trace;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        for stage in trace.stages {
+            stages.entry(stage.stage).or_default().push(stage.ms);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let stage_p50_ms = stages
+        .into_iter()
+        .map(|(name, mut ms)| {
+            ms.sort_by(f64::total_cmp);
+            (name, percentile(&ms, 0.5))
+        })
+        .collect();
+
+    let rerank20_p50_ms = match &reranker {
+        None => None,
+        Some(_) => {
+            let with_rerank = RetrievalConfig { mmr_select: 20, rerank_keep: 20, filter: false, ..Default::default() };
+            let mut rerank_times = Vec::new();
+            for i in 0..20 {
+                let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
+                let trace = engine.retrieve(&query.join(" "), &with_rerank)?.trace;
+                anyhow::ensure!(trace.fallbacks.iter().all(|f| !f.starts_with("rerank")), "rerank fell back: {:?}", trace.fallbacks);
+                if i > 0 {
+                    rerank_times.extend(trace.stages.iter().filter(|s| s.stage == "rerank").map(|s| s.ms));
+                }
+            }
+            rerank_times.sort_by(f64::total_cmp);
+            Some(percentile(&rerank_times, 0.5))
+        }
+    };
+    Ok(QueryFigures {
+        chunks,
+        vectors: "random unit vectors (384-d); query embedding is the real model",
+        build_ms,
+        queries,
+        p50_ms: percentile(&times, 0.5),
+        p99_ms: percentile(&times, 0.99),
+        stage_p50_ms,
+        rerank_model: reranker,
+        rerank20_p50_ms,
+        peak_rss_mb: peak_rss_mb()?,
+    })
+}
