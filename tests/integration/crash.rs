@@ -65,7 +65,7 @@ fn ctrl_c_mid_ingest_cancels_cleanly_and_the_next_run_finishes() {
     let sandbox = Sandbox::with_samples();
     add_generated_docs(&sandbox, 200);
     let total = files_on_disk(&sandbox.knowledge).len() as i64;
-    let mut child = sandbox.command(&["index", "--json"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let child = sandbox.command(&["index", "--json"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
     let db = sandbox.data.join("kea.sqlite3");
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline && indexed_documents(&db) < 10 {

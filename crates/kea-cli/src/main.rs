@@ -3,6 +3,7 @@
 //! ingest. `--json` output is the contract the integration tests use.
 
 mod bench;
+mod chat;
 mod progress;
 mod search;
 
@@ -81,6 +82,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask a question: routed, retrieved, answered with citations (streamed).
+    Ask {
+        question: String,
+        /// Continue conversation ID (printed by an earlier `kea ask`).
+        #[arg(long)]
+        chat: Option<i64>,
+        #[command(flatten)]
+        llm: chat::LlmArgs,
+        /// Longest answer, in tokens.
+        #[arg(long, default_value_t = 384)]
+        max_tokens: usize,
+        /// Print only the final JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the router on a labelled question set (JSONL).
+    EvalRouter {
+        questions: PathBuf,
+        #[command(flatten)]
+        llm: chat::LlmArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (print figures; not tests).
     Bench {
         #[command(subcommand)]
@@ -146,6 +170,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             search::eval(config(&cli), golden, &configs, *json)
         }
+        Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(&cli), llm, *chat_id, question, *max_tokens, *json),
+        Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
             bench::run(which, paths, cli.model.clone())

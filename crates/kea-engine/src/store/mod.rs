@@ -9,6 +9,10 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+mod chat;
+
+pub use chat::{Conversation, StoredMessage};
+
 use crate::error::{Error, Result};
 use crate::segment;
 use crate::vectors::{from_blob, to_blob};

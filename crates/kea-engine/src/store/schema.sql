@@ -41,3 +41,22 @@ CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     tokens, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
 );
+
+-- Conversations and their messages (with citations and the route taken).
+CREATE TABLE IF NOT EXISTS conversations (
+    id         INTEGER PRIMARY KEY,
+    title      TEXT NOT NULL,
+    subject    TEXT,                        -- the last thing talked about (e.g. an identified species)
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id              INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role            TEXT NOT NULL,          -- 'user' | 'assistant'
+    content         TEXT NOT NULL,
+    citations       TEXT NOT NULL DEFAULT '[]',
+    route           TEXT,
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_conversation ON messages(conversation_id, id);

@@ -1,0 +1,207 @@
+//! `kea ask` (a streamed, cited answer in the terminal) and `kea eval-router`
+//! (routing accuracy of the LLM, the keyword rules, and the LLM with
+//! retrieval confidence as a second signal).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use kea_engine::chat::router::{keyword_route, route};
+use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
+use kea_engine::{Engine, EngineConfig, RetrievalConfig};
+use kea_llm::{auto_select, LlmChoice, LlmSettings, ProviderPreference};
+
+/// The embedded model used when none is named. Measured on
+/// tests/golden/routing.jsonl (32 questions): SmolLM2-135M routed 47%,
+/// gemma-3-270m 44%, and SmolLM2 generates faster and has a chat template.
+pub const DEFAULT_EMBEDDED_MODEL: &str = "smollm2-135m-instruct";
+
+#[derive(Args, Clone)]
+pub struct LlmArgs {
+    /// auto, embedded, openai or none.
+    #[arg(long, value_enum, default_value = "auto", env = "KEA_LLM_PROVIDER")]
+    provider: Provider,
+    /// An OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1.
+    #[arg(long, env = "KEA_LLM_BASE_URL")]
+    base_url: Option<String>,
+    /// The model name at that endpoint.
+    #[arg(long = "llm-model", env = "KEA_LLM_MODEL")]
+    llm_model: Option<String>,
+    #[arg(long, env = "KEA_LLM_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// A GGUF file to run in-process.
+    #[arg(long, env = "KEA_GGUF")]
+    gguf: Option<PathBuf>,
+    /// The installed embedded model id.
+    #[arg(long, default_value = DEFAULT_EMBEDDED_MODEL, env = "KEA_EMBEDDED_MODEL")]
+    embedded: String,
+    /// llama.cpp generation threads (default: all cores but one).
+    #[arg(long, env = "KEA_LLM_THREADS")]
+    llm_threads: Option<usize>,
+    /// auto (the LLM for servers, keyword rules for the tiny embedded models,
+    /// which measured worse than the rules), llm, or keywords.
+    #[arg(long, value_enum, default_value = "auto", env = "KEA_ROUTER")]
+    router: Router,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Router {
+    Auto,
+    Llm,
+    Keywords,
+}
+
+fn router_mode(args: &LlmArgs, choice: &LlmChoice) -> RouterMode {
+    match args.router {
+        Router::Llm => RouterMode::Llm,
+        Router::Keywords => RouterMode::Keywords,
+        Router::Auto if choice.provider.kind() == kea_llm::ProviderKind::Openai => RouterMode::Llm,
+        Router::Auto => RouterMode::Keywords,
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Provider {
+    Auto,
+    Embedded,
+    Openai,
+    None,
+}
+
+fn select(config: &EngineConfig, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
+    let settings = LlmSettings {
+        preference: match args.provider {
+            Provider::Auto => ProviderPreference::Auto,
+            Provider::Embedded => ProviderPreference::Embedded,
+            Provider::Openai => ProviderPreference::Openai,
+            Provider::None => ProviderPreference::None,
+        },
+        base_url: args.base_url.clone(),
+        model: args.llm_model.clone(),
+        api_key: args.api_key.clone(),
+        gguf: args.gguf.clone(),
+        embedded_model: args.embedded.clone(),
+        model_dirs: config.model_paths.dirs.clone(),
+        threads: args.llm_threads,
+        probe_ollama: true,
+    };
+    Ok(auto_select(&settings)?)
+}
+
+pub fn ask(config: EngineConfig, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let choice = select(&config, args)?;
+    let engine = Engine::open(config)?;
+    if !json {
+        eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
+    }
+    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), ..Default::default() };
+    let mut stdout = std::io::stdout();
+    let mut sink = |event: ChatEvent| {
+        if json {
+            return;
+        }
+        match event {
+            ChatEvent::Token { text } => {
+                print!("{text}");
+                let _ = stdout.flush();
+            }
+            ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {output}"),
+            ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
+        }
+    };
+    let answer = engine.ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
+    if json {
+        let mut value = serde_json::to_value(&answer)?;
+        value["provider_reason"] = serde_json::json!(choice.reason);
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!();
+    if let Some(notice) = &answer.notice {
+        eprintln!("note: {notice}");
+    }
+    for c in &answer.citations {
+        let page = c.page.map(|p| format!(" p.{p}")).unwrap_or_default();
+        println!("  [{}] {} | {}{page}", c.id, c.source, c.heading_path);
+    }
+    eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Deserialize)]
+struct LabelledQuestion {
+    question: String,
+    #[serde(default)]
+    subject: Option<String>,
+    use_rag: bool,
+    is_followup: bool,
+    #[serde(default)]
+    lang: Option<String>,
+}
+
+#[derive(serde::Serialize, Default)]
+struct Accuracy {
+    correct: usize,
+    total: usize,
+    accuracy: f64,
+}
+
+impl Accuracy {
+    fn add(&mut self, ok: bool) {
+        self.total += 1;
+        self.correct += usize::from(ok);
+        self.accuracy = (self.correct as f64 / self.total as f64 * 1000.0).round() / 1000.0;
+    }
+}
+
+/// Strong evidence in the index for a question, whatever the router said.
+fn strong_evidence(engine: &Engine, question: &str) -> anyhow::Result<bool> {
+    let hits = engine.retrieve(question, &RetrievalConfig { rerank: false, filter: false, mmr: false, top_k: 1, ..Default::default() })?.hits;
+    Ok(hits.first().is_some_and(|h| h.dense.is_some_and(|d| d >= 0.5) || h.sparse.is_some_and(|s| s >= 8.0)))
+}
+
+pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let items: Vec<LabelledQuestion> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1)))
+        .collect::<anyhow::Result<_>>()?;
+    let choice = select(&config, args)?;
+    let engine = Engine::open(config)?;
+    let (mut llm, mut keywords, mut combined, mut fallbacks) = (Accuracy::default(), Accuracy::default(), Accuracy::default(), 0);
+    let mut by_lang: std::collections::BTreeMap<String, Accuracy> = Default::default();
+    let mut misses = Vec::new();
+    let started = Instant::now();
+    for item in &items {
+        let subject = item.subject.as_deref();
+        let (r, fallback) = route(choice.provider.as_ref(), &item.question, subject, &|| false);
+        fallbacks += usize::from(fallback.is_some());
+        let ok = |use_rag: bool, followup: bool| use_rag == item.use_rag && (!item.use_rag || followup == item.is_followup);
+        let llm_ok = ok(r.use_rag, r.is_followup);
+        llm.add(llm_ok);
+        by_lang.entry(item.lang.clone().unwrap_or_default()).or_default().add(llm_ok);
+        let k = keyword_route(&item.question, subject);
+        keywords.add(ok(k.use_rag, k.is_followup));
+        let boosted = r.use_rag || strong_evidence(&engine, &item.question)?;
+        combined.add(ok(boosted, r.is_followup));
+        if !llm_ok {
+            misses.push(serde_json::json!({"question": item.question, "expected": {"use_rag": item.use_rag, "is_followup": item.is_followup}, "got": r}));
+        }
+    }
+    let report = serde_json::json!({
+        "provider": choice.provider.describe(),
+        "questions": items.len(),
+        "llm": llm, "keywords": keywords, "llm_plus_retrieval": combined,
+        "llm_by_language": by_lang,
+        "llm_fallbacks_to_keywords": fallbacks,
+        "ms_per_question": (started.elapsed().as_secs_f64() * 1000.0 / items.len().max(1) as f64).round(),
+        "llm_misses": misses,
+    });
+    println!("{}", if json { serde_json::to_string(&report)? } else { serde_json::to_string_pretty(&report)? });
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,146 @@
+//! Chat: a question comes in, the router decides whether the knowledge base
+//! is needed, retrieval runs when it is, and the answer streams back with
+//! citations resolved to chunks — or with an honest refusal that names what
+//! was searched. Conversations and their subject persist in the store.
+
+pub mod answer;
+pub mod router;
+
+use std::time::Instant;
+
+use kea_llm::{Provider, ProviderKind};
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::retrieve::{RetrievalConfig, Trace};
+pub use answer::Citation;
+pub use router::{DecidedBy, Route, RouterMode};
+
+/// Events of one answer, in order: status, tool start/end pairs (router,
+/// retrieval, llm), token deltas, then the final answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatEvent {
+    Status { message: String },
+    ToolStart { tool: &'static str },
+    ToolEnd { tool: &'static str, ms: f64, output: serde_json::Value },
+    Token { text: String },
+    Final { answer: Box<ChatAnswer> },
+}
+
+/// The final answer object (`kea ask --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatAnswer {
+    pub answer: String,
+    pub citations: Vec<Citation>,
+    pub route: Route,
+    pub provider: ProviderKind,
+    pub provider_detail: String,
+    pub chat_id: i64,
+    /// Set when the answer is not from a language model (none configured,
+    /// or nothing relevant was found): shown as a banner.
+    pub notice: Option<String>,
+    pub refused: bool,
+    pub retrieval: Option<Trace>,
+    pub router_fallback: Option<String>,
+}
+
+/// Chat options beyond the retrieval settings.
+#[derive(Debug, Clone)]
+pub struct ChatOptions {
+    pub retrieval: RetrievalConfig,
+    pub max_answer_tokens: usize,
+    /// Messages of history given to the LLM.
+    pub history_messages: usize,
+    pub router: RouterMode,
+}
+
+impl Default for ChatOptions {
+    fn default() -> Self {
+        ChatOptions { retrieval: RetrievalConfig::default(), max_answer_tokens: 384, history_messages: 6, router: RouterMode::Llm }
+    }
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 100_000.0).round() / 100.0
+}
+
+impl Engine {
+    /// Answers `question` in conversation `chat_id` (a new one when `None`),
+    /// streaming [`ChatEvent`]s to `sink`.
+    pub fn ask(
+        &self,
+        llm: &dyn Provider,
+        chat_id: Option<i64>,
+        question: &str,
+        options: &ChatOptions,
+        sink: &mut dyn FnMut(ChatEvent),
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<ChatAnswer> {
+        let question = question.trim();
+        if question.is_empty() {
+            return Err(Error::InvalidInput("the question is empty".into()));
+        }
+        let (chat_id, subject, history) = {
+            let store = self.store();
+            let id = match chat_id {
+                Some(id) => store.conversation(id)?.map(|c| c.id).ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?,
+                None => store.create_conversation(&question.chars().take(60).collect::<String>())?,
+            };
+            let subject = store.conversation(id)?.and_then(|c| c.subject);
+            (id, subject, store.recent_messages(id, options.history_messages)?)
+        };
+        sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
+
+        let t = Instant::now();
+        sink(ChatEvent::ToolStart { tool: "router" });
+        let (route, router_fallback) = router::decide(options.router, llm, question, subject.as_deref(), cancelled);
+        sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
+
+        let mut retrieval = None;
+        if route.use_rag {
+            let t = Instant::now();
+            sink(ChatEvent::ToolStart { tool: "retrieval" });
+            let result = self.retrieve(&route.search_query, &options.retrieval)?;
+            let summary = serde_json::json!({
+                "query": route.search_query,
+                "hits": result.hits.len(),
+                "blocks": result.context.blocks.iter().map(|b| format!("{} {} | {}", b.label, b.source, b.heading_path)).collect::<Vec<_>>(),
+                "fallbacks": result.trace.fallbacks,
+            });
+            sink(ChatEvent::ToolEnd { tool: "retrieval", ms: ms(t), output: summary });
+            retrieval = Some(result);
+        }
+
+        let mut answer = answer::compose(llm, question, &route, retrieval.as_ref(), &history, options, sink, cancelled)?;
+        answer.chat_id = chat_id;
+        answer.router_fallback = router_fallback;
+        {
+            let store = self.store();
+            // What was just talked about becomes the subject for follow-ups.
+            if let (false, Some(title)) = (answer.refused, retrieval.as_ref().and_then(|r| r.hits.first()).and_then(|h| h.chunk.title.clone())) {
+                store.set_subject(chat_id, &title)?;
+            }
+            store.add_message(chat_id, "user", question, &serde_json::json!([]), None)?;
+            let route_json = serde_json::to_value(&answer.route).unwrap_or_default();
+            store.add_message(chat_id, "assistant", &answer.answer, &serde_json::to_value(&answer.citations).unwrap_or_default(), Some(&route_json))?;
+        }
+        sink(ChatEvent::Final { answer: Box::new(answer.clone()) });
+        Ok(answer)
+    }
+
+    /// Sets a conversation's subject (e.g. after identifying a species), so
+    /// that "what does it eat?" is routed to it.
+    pub fn set_chat_subject(&self, chat_id: i64, subject: &str) -> Result<()> {
+        self.store().set_subject(chat_id, subject)
+    }
+
+    pub fn conversations(&self) -> Result<Vec<crate::store::Conversation>> {
+        self.store().conversations()
+    }
+
+    pub fn chat_messages(&self, chat_id: i64, limit: usize) -> Result<Vec<crate::store::StoredMessage>> {
+        self.store().recent_messages(chat_id, limit)
+    }
+}

@@ -1,0 +1,206 @@
+//! The question router: decides per message whether the knowledge base is
+//! needed (`use_rag`), whether it continues the conversation's subject
+//! (`is_followup`), and what to search for. An LLM answers a few-shot
+//! prompt under a JSON schema (a grammar on llama.cpp); when it fails or
+//! returns junk, keyword rules in Chinese and English decide instead.
+
+use kea_llm::{json::extract_object, Message, Provider, Request, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// How routing decisions are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RouterMode {
+    /// The LLM, with the keyword rules as fallback.
+    #[default]
+    Llm,
+    /// The keyword rules only (measured better than 135M–270M models).
+    Keywords,
+}
+
+/// Routes `question` the way `mode` says.
+pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, subject: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+    match mode {
+        RouterMode::Llm => route(llm, question, subject, cancelled),
+        RouterMode::Keywords => (keyword_route(question, subject), None),
+    }
+}
+
+/// Who made the routing decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    Llm,
+    Keywords,
+    /// The LLM said no retrieval, but retrieval found strong evidence.
+    LlmAndRetrieval,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub is_followup: bool,
+    pub use_rag: bool,
+    pub search_query: String,
+    pub decided_by: DecidedBy,
+}
+
+/// The JSON schema the router's answer must follow.
+pub fn route_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "is_followup": {"type": "boolean"},
+            "use_rag": {"type": "boolean"},
+            "search_query": {"type": "string"}
+        },
+        "required": ["is_followup", "use_rag", "search_query"],
+        "additionalProperties": false
+    })
+}
+
+const INSTRUCTIONS: &str = "You route questions for an assistant that answers from the user's documents about parrots and their care. \
+For each question output JSON: use_rag is true when the answer needs facts from the documents, false for greetings, thanks and small talk; \
+is_followup is true when the question refers to the last subject (it, this one, 它, 这只); \
+search_query is a short keyword query in the question's language, with the subject's name for follow-ups, empty when use_rag is false.";
+
+/// (last subject, question, answer) worked examples, Chinese and English.
+const EXAMPLES: &[(&str, &str, &str)] = &[
+    ("none", "玄凤鹦鹉吃什么？", r#"{"is_followup": false, "use_rag": true, "search_query": "玄凤鹦鹉 饮食"}"#),
+    ("none", "hello, how are you today?", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
+    ("玄凤鹦鹉 (Cockatiel)", "它能活多久？", r#"{"is_followup": true, "use_rag": true, "search_query": "玄凤鹦鹉 寿命"}"#),
+    ("none", "How big does an African grey get?", r#"{"is_followup": false, "use_rag": true, "search_query": "African grey parrot size"}"#),
+    ("Budgerigar", "what does it eat?", r#"{"is_followup": true, "use_rag": true, "search_query": "budgerigar diet"}"#),
+    ("none", "谢谢你的帮助！", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
+    ("Sun Conure", "tell me a joke", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
+    ("none", "怎么分辨虎皮鹦鹉的公母？", r#"{"is_followup": false, "use_rag": true, "search_query": "虎皮鹦鹉 公母 区别"}"#),
+];
+
+fn user_turn(subject: &str, question: &str) -> String {
+    format!("Last subject: {subject}\nQuestion: {question}")
+}
+
+/// The few-shot conversation for a question. The examples come first and
+/// never change, so llama.cpp reuses their cached keys and values.
+pub fn router_messages(question: &str, subject: Option<&str>) -> Vec<Message> {
+    let mut messages = vec![Message::new(Role::System, INSTRUCTIONS)];
+    for (s, q, a) in EXAMPLES {
+        messages.push(Message::new(Role::User, user_turn(s, q)));
+        messages.push(Message::new(Role::Assistant, *a));
+    }
+    messages.push(Message::new(Role::User, user_turn(subject.unwrap_or("none"), question)));
+    messages
+}
+
+/// Parses the router's output (tolerantly: the first `{` to the last `}`).
+pub fn parse_route(text: &str) -> Option<(bool, bool, String)> {
+    let v = extract_object(text)?;
+    Some((v.get("is_followup")?.as_bool()?, v.get("use_rag")?.as_bool()?, v.get("search_query")?.as_str()?.trim().to_string()))
+}
+
+const SMALL_TALK: &[&str] = &[
+    "hello", "hi ", "hi!", "hey", "thanks", "thank you", "good morning", "good night", "bye", "joke", "how are you", "who are you",
+    "你好", "您好", "谢谢", "多谢", "再见", "早上好", "晚安", "笑话", "你是谁", "哈哈",
+];
+const FOLLOWUP_ZH: &[&str] = &["它", "它们", "这只", "那只", "这种", "那种", "刚才", "上面"];
+const FOLLOWUP_EN: &[&str] = &["it", "its", "it's", "this one", "that one", "they", "them", "their", "this bird", "that bird"];
+
+fn has_word(text: &str, word: &str) -> bool {
+    let lower = text.to_lowercase();
+    lower
+        .match_indices(word)
+        .any(|(i, _)| {
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + word.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric()) && !after.is_some_and(|c| c.is_alphanumeric())
+        })
+}
+
+/// The keyword rules: small talk → no retrieval; anything else is a
+/// question for the documents; pronouns with a known subject → follow-up.
+pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
+    let lower = format!("{} ", question.to_lowercase());
+    let small_talk = SMALL_TALK.iter().any(|m| lower.contains(m)) && lower.chars().filter(|c| c.is_alphanumeric()).count() < 40;
+    let followup = subject.is_some()
+        && (FOLLOWUP_ZH.iter().any(|m| question.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(question, w)));
+    let use_rag = !small_talk;
+    let search_query = match (use_rag, followup, subject) {
+        (false, _, _) => String::new(),
+        (true, true, Some(s)) => format!("{s} {}", question.trim()),
+        _ => question.trim().to_string(),
+    };
+    Route { is_followup: followup && use_rag, use_rag, search_query, decided_by: DecidedBy::Keywords }
+}
+
+/// Routes with the LLM, falling back to keywords; the error (if any) says
+/// why the fallback was used.
+pub fn route(llm: &dyn Provider, question: &str, subject: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+    let mut request = Request::new(router_messages(question, subject));
+    request.max_tokens = 96;
+    request.json_schema = Some(route_schema());
+    request.stop = vec!["\nUser:".into()];
+    let outcome = llm.complete(&request, &mut |_| {}, cancelled);
+    match outcome {
+        Ok(completion) => match parse_route(&completion.text) {
+            Some((is_followup, use_rag, mut search_query)) => {
+                if use_rag && search_query.is_empty() {
+                    search_query = question.trim().to_string();
+                }
+                if let (true, Some(s)) = (is_followup, subject) {
+                    let name = s.split(" (").next().unwrap_or(s);
+                    if !search_query.contains(name) {
+                        search_query = format!("{name} {search_query}");
+                    }
+                }
+                (Route { is_followup: is_followup && subject.is_some(), use_rag, search_query, decided_by: DecidedBy::Llm }, None)
+            }
+            None => (keyword_route(question, subject), Some(format!("unparseable router output: {:?}", completion.text.chars().take(120).collect::<String>()))),
+        },
+        Err(e) => (keyword_route(question, subject), Some(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyword_rules_in_both_languages() {
+        let r = keyword_route("玄凤鹦鹉吃什么？", None);
+        assert!(r.use_rag && !r.is_followup);
+        assert!(!keyword_route("你好！", None).use_rag);
+        assert!(!keyword_route("Thanks a lot!", None).use_rag);
+        let f = keyword_route("它能活多久？", Some("玄凤鹦鹉"));
+        assert!(f.is_followup && f.use_rag);
+        assert_eq!(f.search_query, "玄凤鹦鹉 它能活多久？");
+        let en = keyword_route("What does it eat?", Some("Budgerigar"));
+        assert!(en.is_followup);
+        assert!(en.search_query.starts_with("Budgerigar"));
+        assert!(!keyword_route("What does it eat?", None).is_followup, "no subject, no follow-up");
+        assert!(!keyword_route("Is the kite bird a parrot?", Some("Budgerigar")).is_followup, "'it' inside a word is not a pronoun");
+        assert_eq!(keyword_route("hi", None).decided_by, DecidedBy::Keywords);
+    }
+
+    #[test]
+    fn router_output_parses_tolerantly() {
+        assert_eq!(parse_route(r#" {"is_followup": false, "use_rag": true, "search_query": " cockatiel diet "}"#), Some((false, true, "cockatiel diet".into())));
+        assert_eq!(parse_route("Sure: {\"use_rag\": true}"), None, "missing fields are junk");
+        assert_eq!(parse_route("no json at all"), None);
+    }
+
+    #[test]
+    fn prompt_ends_with_the_question_and_keeps_a_stable_prefix() {
+        let a = router_messages("Q1", None);
+        let b = router_messages("Q2", Some("Cockatiel"));
+        assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
+        assert_eq!(b.last().unwrap().content, "Last subject: Cockatiel\nQuestion: Q2");
+    }
+
+    #[test]
+    fn a_failing_llm_falls_back_to_keywords() {
+        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", None, &|| false);
+        assert_eq!(route.decided_by, DecidedBy::Keywords);
+        assert!(route.use_rag);
+        assert!(why.unwrap().contains("no language model"));
+    }
+}

@@ -1,0 +1,296 @@
+//! The embedded provider: a GGUF model run in-process by llama.cpp. The
+//! model and its context live on one worker thread (llama.cpp contexts are
+//! not shareable); requests arrive over a channel and tokens stream back.
+//! The KV cache keeps the previous prompt, so a request sharing a prefix
+//! (the router's few-shot examples) only evaluates what is new. JSON output
+//! is constrained by a grammar built from the request's schema.
+
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+use crate::select::GgufModel;
+use crate::{stop_position, Completion, Finish, LlmError, Message, Provider, ProviderKind, Request, Role};
+
+const BATCH: usize = 512;
+
+fn backend() -> Result<&'static LlamaBackend, LlmError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            LlamaBackend::init().map(|mut b| {
+                b.void_logs();
+                b
+            })
+            .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| LlmError::Generation(format!("llama.cpp backend: {e}")))
+}
+
+struct Job {
+    request: Request,
+    events: mpsc::Sender<Event>,
+    cancel: Arc<AtomicBool>,
+}
+
+enum Event {
+    Token(String),
+    Done(Completion),
+    Failed(LlmError),
+}
+
+/// A GGUF model served by a worker thread.
+pub struct LlamaProvider {
+    model: GgufModel,
+    jobs: Mutex<mpsc::Sender<Job>>,
+    threads: usize,
+}
+
+/// Generation threads: all cores but one (busy cores make llama.cpp crawl).
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).saturating_sub(1).max(1)
+}
+
+impl LlamaProvider {
+    /// Loads the model (on its worker thread) and waits until it is ready.
+    pub fn load(model: &GgufModel, threads: Option<usize>) -> Result<LlamaProvider, LlmError> {
+        let threads = threads.unwrap_or_else(default_threads).max(1);
+        let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
+        let spec = model.clone();
+        std::thread::Builder::new()
+            .name("kea-llama".into())
+            .spawn(move || worker(spec, threads, jobs_rx, ready_tx))
+            .map_err(|e| LlmError::Generation(format!("cannot start the model thread: {e}")))?;
+        ready_rx.recv().map_err(|_| LlmError::Generation("the model thread died while loading".into()))??;
+        Ok(LlamaProvider { model: model.clone(), jobs: Mutex::new(jobs_tx), threads })
+    }
+}
+
+impl Provider for LlamaProvider {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Embedded
+    }
+
+    fn describe(&self) -> String {
+        format!("embedded {} ({} threads)", self.model.id, self.threads)
+    }
+
+    fn complete(&self, request: &Request, on_token: &mut dyn FnMut(&str), cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
+        let (events_tx, events) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let job = Job { request: request.clone(), events: events_tx, cancel: cancel.clone() };
+        self.jobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(job)
+            .map_err(|_| LlmError::Generation("the model thread has stopped".into()))?;
+        loop {
+            if cancelled() {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            match events.recv_timeout(Duration::from_millis(50)) {
+                Ok(Event::Token(t)) => on_token(&t),
+                Ok(Event::Done(completion)) => return Ok(completion),
+                Ok(Event::Failed(e)) => return Err(e),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(LlmError::Generation("the model thread stopped mid-answer".into())),
+            }
+        }
+    }
+}
+
+fn worker(spec: GgufModel, threads: usize, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<(), LlmError>>) {
+    let model_error = |message: String| LlmError::Model { path: spec.path.clone(), message };
+    let setup = (|| {
+        let backend = backend()?;
+        let model = LlamaModel::load_from_file(backend, &spec.path, &LlamaModelParams::default()).map_err(|e| model_error(e.to_string()))?;
+        Ok::<_, LlmError>((backend, model))
+    })();
+    let (backend, model) = match setup {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let all_cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(spec.context))
+        .with_n_batch(BATCH as u32)
+        .with_n_threads(threads as i32)
+        .with_n_threads_batch(all_cores.max(threads) as i32);
+    let mut ctx = match model.new_context(backend, params) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let _ = ready.send(Err(model_error(format!("cannot create a context: {e}"))));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    let mut session = Session { model: &model, spec: &spec, cached: Vec::new() };
+    while let Ok(job) = jobs.recv() {
+        let events = job.events.clone();
+        let result = session.generate(&mut ctx, &job);
+        let _ = events.send(match result {
+            Ok(completion) => Event::Done(completion),
+            Err(e) => {
+                // The cache may hold a half-decoded prompt: forget it.
+                session.cached.clear();
+                let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
+                Event::Failed(e)
+            }
+        });
+    }
+}
+
+struct Session<'m> {
+    model: &'m LlamaModel,
+    spec: &'m GgufModel,
+    /// The tokens whose keys and values are in the cache (sequence 0).
+    cached: Vec<LlamaToken>,
+}
+
+impl Session<'_> {
+    fn prompt(&self, messages: &[Message]) -> Result<String, LlmError> {
+        if self.spec.chat_template {
+            if let Ok(template) = self.model.chat_template(None) {
+                let chat: Vec<LlamaChatMessage> = messages
+                    .iter()
+                    .map(|m| LlamaChatMessage::new(m.role.as_str().to_string(), m.content.clone()))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| LlmError::Generation(e.to_string()))?;
+                return self.model.apply_chat_template(&template, &chat, true).map_err(|e| LlmError::Generation(e.to_string()));
+            }
+        }
+        Ok(transcript(messages))
+    }
+
+    fn generate(&mut self, ctx: &mut LlamaContext<'_>, job: &Job) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let request = &job.request;
+        let prompt = self.prompt(&request.messages)?;
+        let vocab = self.model.vocab();
+        let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
+        let n_ctx = ctx.n_ctx() as usize;
+        if tokens.len() + 8 >= n_ctx {
+            return Err(LlmError::Generation(format!("the prompt has {} tokens; the context holds {n_ctx}", tokens.len())));
+        }
+        // Reuse the cached prefix; always evaluate at least the last token.
+        let mut keep = self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
+        keep = keep.min(tokens.len() - 1);
+        ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None).map_err(|e| LlmError::Generation(e.to_string()))?;
+        self.cached.truncate(keep);
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        for (start, part) in tokens[keep..].chunks(BATCH).enumerate().map(|(i, p)| (keep + i * BATCH, p)) {
+            batch.clear();
+            for (offset, &token) in part.iter().enumerate() {
+                let pos = start + offset;
+                batch.add(token, pos as i32, &[0], pos == tokens.len() - 1).map_err(|e| LlmError::Generation(e.to_string()))?;
+            }
+            ctx.decode(&mut batch).map_err(|e| LlmError::Generation(format!("prompt evaluation failed: {e}")))?;
+            self.cached.extend_from_slice(part);
+        }
+        let mut sampler = self.sampler(request)?;
+        let mut text = String::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut generated = 0;
+        let mut first_token_ms = None;
+        let finish = loop {
+            if job.cancel.load(Ordering::SeqCst) {
+                break Finish::Cancelled;
+            }
+            if generated >= request.max_tokens || self.cached.len() + 1 >= n_ctx {
+                break Finish::Length;
+            }
+            let token = sampler.sample(ctx, batch.n_tokens() - 1);
+            if vocab.is_eog(token) {
+                break Finish::Stop;
+            }
+            generated += 1;
+            first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+            pending.extend(vocab.token_to_piece(token, false, None));
+            let valid = match std::str::from_utf8(&pending) {
+                Ok(s) => s.len(),
+                Err(e) => e.valid_up_to(),
+            };
+            let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
+            pending.drain(..valid);
+            let before = text.len();
+            text.push_str(&piece);
+            let stopped = stop_position(&text, &request.stop);
+            let visible_end = stopped.unwrap_or(text.len());
+            if visible_end > before {
+                let _ = job.events.send(Event::Token(text[before..visible_end].to_string()));
+            }
+            if let Some(cut) = stopped {
+                text.truncate(cut);
+                break Finish::Stop;
+            }
+            batch.clear();
+            batch.add(token, self.cached.len() as i32, &[0], true).map_err(|e| LlmError::Generation(e.to_string()))?;
+            ctx.decode(&mut batch).map_err(|e| LlmError::Generation(format!("decoding failed: {e}")))?;
+            self.cached.push(token);
+        };
+        Ok(Completion {
+            text,
+            tokens: generated,
+            prompt_tokens: tokens.len(),
+            first_token_ms,
+            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            finish,
+        })
+    }
+
+    fn sampler(&self, request: &Request) -> Result<LlamaSampler, LlmError> {
+        let mut chain = Vec::new();
+        if let Some(schema) = &request.json_schema {
+            let grammar = grammar_for_schema(schema)?;
+            chain.push(LlamaSampler::grammar(self.model, &grammar, "root").map_err(|e| LlmError::Generation(format!("grammar: {e}")))?);
+        }
+        chain.push(LlamaSampler::penalties(self.model.n_vocab(), 64, 1.1, 0.0, 0.0));
+        if request.temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            chain.push(LlamaSampler::temp(request.temperature));
+            chain.push(LlamaSampler::dist(0x5EED));
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+}
+
+/// A GBNF grammar for JSON of `schema` that also allows the one space a
+/// model usually emits before `{` (forbidding it changes the answer;
+/// allowing any white space lets a small model emit nothing else).
+pub fn grammar_for_schema(schema: &serde_json::Value) -> Result<String, LlmError> {
+    let generated = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| LlmError::Generation(format!("schema to grammar: {e}")))?;
+    let renamed = generated.replacen("root ::=", "json-root ::=", 1);
+    Ok(format!("root ::= \" \"? json-root\n{renamed}"))
+}
+
+/// The prompt for a model without a chat template: a plain transcript that
+/// ends where the assistant's turn begins.
+pub fn transcript(messages: &[Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        match m.role {
+            Role::System => out.push_str(&format!("{}\n\n", m.content.trim())),
+            Role::User => out.push_str(&format!("User: {}\n", m.content.trim())),
+            Role::Assistant => out.push_str(&format!("Assistant: {}\n\n", m.content.trim())),
+        }
+    }
+    out.push_str("Assistant:");
+    out
+}

@@ -1,0 +1,165 @@
+//! Choosing a provider. `auto`: the configured HTTP endpoint; else an Ollama
+//! server on 127.0.0.1:11434 if it answers; else the embedded GGUF if one is
+//! installed (and this build has llama.cpp); else none. The choice comes
+//! with the reason, which the CLI and the UI show.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::openai::{OpenAiConfig, OpenAiProvider};
+use crate::{Completion, LlmError, Provider, ProviderKind, Request};
+
+/// The user's choice of provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderPreference {
+    #[default]
+    Auto,
+    Embedded,
+    Openai,
+    None,
+}
+
+/// LLM settings (from flags, the settings file or the environment).
+#[derive(Debug, Clone, Default)]
+pub struct LlmSettings {
+    pub preference: ProviderPreference,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    /// An explicit GGUF file; else `embedded_model` is looked up in `model_dirs`.
+    pub gguf: Option<PathBuf>,
+    pub embedded_model: String,
+    pub model_dirs: Vec<PathBuf>,
+    /// Generation threads; default leaves one core free.
+    pub threads: Option<usize>,
+    /// Whether to probe for a local Ollama server in `auto`.
+    pub probe_ollama: bool,
+}
+
+/// The provider in use and why it was chosen.
+pub struct LlmChoice {
+    pub provider: Box<dyn Provider>,
+    pub reason: String,
+}
+
+/// An embedded model's manifest (`kea-model.json` with `"kind": "llm"`).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct LlmManifest {
+    pub id: String,
+    pub file: String,
+    #[serde(default)]
+    pub chat_template: bool,
+    #[serde(default = "default_context")]
+    pub context: u32,
+}
+
+fn default_context() -> u32 {
+    4096
+}
+
+/// A GGUF file to run and how to prompt it.
+#[derive(Debug, Clone)]
+pub struct GgufModel {
+    pub id: String,
+    pub path: PathBuf,
+    /// Use the model's chat template (else a plain transcript prompt).
+    pub chat_template: bool,
+    pub context: u32,
+}
+
+/// Finds the embedded model: an explicit file, or `<dir>/<id>/kea-model.json`.
+pub fn find_gguf(settings: &LlmSettings) -> Option<GgufModel> {
+    if let Some(path) = &settings.gguf {
+        let id = path.file_stem().map_or_else(|| "gguf".to_string(), |s| s.to_string_lossy().into_owned());
+        return Some(GgufModel { id, path: path.clone(), chat_template: true, context: 4096 });
+    }
+    settings.model_dirs.iter().find_map(|dir| read_manifest(&dir.join(&settings.embedded_model)))
+}
+
+fn read_manifest(folder: &Path) -> Option<GgufModel> {
+    let text = std::fs::read_to_string(folder.join("kea-model.json")).ok()?;
+    let manifest: LlmManifest = serde_json::from_str(&text).ok()?;
+    let path = folder.join(&manifest.file);
+    path.is_file().then_some(GgufModel { id: manifest.id, path, chat_template: manifest.chat_template, context: manifest.context })
+}
+
+/// No language model: every request fails with [`LlmError::NotConfigured`].
+pub struct NoProvider;
+
+impl Provider for NoProvider {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::None
+    }
+
+    fn describe(&self) -> String {
+        "no language model".into()
+    }
+
+    fn complete(&self, _: &Request, _: &mut dyn FnMut(&str), _: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
+        Err(LlmError::NotConfigured)
+    }
+}
+
+const OLLAMA: &str = "http://127.0.0.1:11434";
+
+/// The first model an Ollama server lists, if one answers quickly.
+fn probe_ollama() -> Option<String> {
+    let agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_millis(400))).build().new_agent();
+    let mut response = agent.get(&format!("{OLLAMA}/api/tags")).call().ok()?;
+    let tags: serde_json::Value = response.body_mut().read_json().ok()?;
+    tags["models"].get(0)?["name"].as_str().map(str::to_string)
+}
+
+fn openai(settings: &LlmSettings, base_url: &str, model: &str) -> Box<dyn Provider> {
+    let mut config = OpenAiConfig::new(base_url, model);
+    config.api_key = settings.api_key.clone();
+    Box::new(OpenAiProvider::new(config))
+}
+
+fn embedded(settings: &LlmSettings) -> Result<Option<LlmChoice>, LlmError> {
+    let Some(model) = find_gguf(settings) else { return Ok(None) };
+    #[cfg(feature = "llama")]
+    {
+        let reason = format!("embedded GGUF {}", model.path.display());
+        let provider = crate::llama::LlamaProvider::load(&model, settings.threads)?;
+        Ok(Some(LlmChoice { provider: Box::new(provider), reason }))
+    }
+    #[cfg(not(feature = "llama"))]
+    {
+        Err(LlmError::Model { path: model.path, message: "this build has no embedded llama.cpp (feature `llama`)".into() })
+    }
+}
+
+/// Picks the provider for `settings` (see the module docs for `auto`).
+pub fn auto_select(settings: &LlmSettings) -> Result<LlmChoice, LlmError> {
+    let none = |reason: &str| LlmChoice { provider: Box::new(NoProvider), reason: reason.to_string() };
+    match settings.preference {
+        ProviderPreference::None => Ok(none("the provider is set to none")),
+        ProviderPreference::Openai => {
+            let base = settings.base_url.as_deref().ok_or_else(|| LlmError::Protocol("--provider openai needs a base URL".into()))?;
+            let model = settings.model.as_deref().unwrap_or("default");
+            Ok(LlmChoice { provider: openai(settings, base, model), reason: format!("configured endpoint {base}") })
+        }
+        ProviderPreference::Embedded => embedded(settings)?.ok_or_else(|| LlmError::Model {
+            path: settings.model_dirs.first().cloned().unwrap_or_default().join(&settings.embedded_model),
+            message: "no embedded model installed (run `make models`)".into(),
+        }),
+        ProviderPreference::Auto => {
+            if let Some(base) = &settings.base_url {
+                let model = settings.model.as_deref().unwrap_or("default");
+                return Ok(LlmChoice { provider: openai(settings, base, model), reason: format!("configured endpoint {base}") });
+            }
+            if settings.probe_ollama {
+                if let Some(model) = settings.model.clone().or_else(probe_ollama) {
+                    return Ok(LlmChoice { provider: openai(settings, &format!("{OLLAMA}/v1"), &model), reason: format!("Ollama answered on {OLLAMA}") });
+                }
+            }
+            match embedded(settings) {
+                Ok(Some(choice)) => Ok(choice),
+                Ok(None) => Ok(none("no endpoint configured, no Ollama server, no embedded model installed")),
+                Err(e) => Ok(none(&format!("the embedded model could not be used: {e}"))),
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! `kea ask` end to end on the sample knowledge: with the embedded GGUF
+//! (structure and grounding are asserted, not the prose of a 135M model),
+//! with no language model, the refusal path, and a follow-up that reuses
+//! the conversation's subject.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::util::Sandbox;
+
+fn ask(sandbox: &Sandbox, args: &[&str]) -> Value {
+    let mut full = vec!["ask"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", "--max-tokens", "48"]);
+    sandbox.json(&full)
+}
+
+fn stored_chunk_ids(sandbox: &Sandbox) -> HashSet<i64> {
+    let db = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
+    let mut stmt = db.prepare("SELECT id FROM chunks").unwrap();
+    stmt.query_map([], |r| r.get::<_, i64>(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn embedded_answer_is_grounded_in_real_chunks() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "embedded"]);
+    assert_eq!(answer["provider"], "embedded");
+    assert_eq!(answer["refused"], false);
+    assert!(!answer["answer"].as_str().unwrap().trim().is_empty());
+    assert_eq!(answer["route"]["use_rag"], true);
+    assert_eq!(answer["route"]["decided_by"], "keywords", "auto routing uses the rules with tiny embedded models");
+    let chunks = stored_chunk_ids(&sandbox);
+    for c in answer["citations"].as_array().unwrap() {
+        assert!(c["id"].as_str().unwrap().starts_with('S'));
+        assert!(chunks.contains(&c["chunk_id"].as_i64().unwrap()), "citation {c} names no stored chunk");
+    }
+    let retrieved = answer["retrieval"]["stages"].as_array().unwrap().iter().find(|s| s["stage"] == "fusion").unwrap();
+    assert!(!retrieved["candidates"].as_array().unwrap().is_empty());
+    // The conversation persisted and learned its subject.
+    let chat = answer["chat_id"].as_i64().unwrap();
+    let db = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
+    let (messages, subject): (i64, String) = db
+        .query_row("SELECT (SELECT COUNT(*) FROM messages WHERE conversation_id = ?1), subject FROM conversations WHERE id = ?1", [chat], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((messages, subject.as_str()), (2, "Cockatiel"));
+}
+
+#[test]
+fn follow_up_questions_search_the_subject() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let first = ask(&sandbox, &["How long do budgerigars live?", "--provider", "none"]);
+    let chat = first["chat_id"].to_string();
+    let follow = ask(&sandbox, &["what does it eat?", "--chat", &chat, "--provider", "none"]);
+    assert_eq!(follow["route"]["is_followup"], true);
+    assert!(follow["route"]["search_query"].as_str().unwrap().contains("Budgerigar"), "{}", follow["route"]);
+    assert_eq!(follow["citations"][0]["source"], "parrots/budgerigar.md");
+}
+
+#[test]
+fn without_a_language_model_the_passages_are_the_answer() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let answer = ask(&sandbox, &["怎么分辨虎皮鹦鹉的公母？", "--provider", "none"]);
+    assert_eq!(answer["provider"], "none");
+    assert!(answer["notice"].as_str().unwrap().contains("No language model"));
+    assert!(answer["answer"].as_str().unwrap().starts_with("[S1] "));
+    assert_eq!(answer["citations"][0]["source"], "鹦鹉/虎皮鹦鹉.md");
+    let small_talk = ask(&sandbox, &["你好！", "--provider", "none"]);
+    assert_eq!(small_talk["route"]["use_rag"], false);
+    assert!(small_talk["citations"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn nothing_relevant_gives_a_refusal_that_names_the_search() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let answer = ask(&sandbox, &["Explain lattice quantum chromodynamics renormalisation", "--provider", "embedded"]);
+    assert_eq!(answer["refused"], true, "{answer}");
+    assert!(answer["answer"].as_str().unwrap().contains("lattice quantum chromodynamics"));
+    assert!(answer["citations"].as_array().unwrap().is_empty());
+}
