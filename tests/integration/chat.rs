@@ -85,3 +85,27 @@ fn nothing_relevant_gives_a_refusal_that_names_the_search() {
     assert!(answer["answer"].as_str().unwrap().contains("lattice quantum chromodynamics"));
     assert!(answer["citations"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn opt_in_post_processing_runs_with_the_embedded_model() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let out = sandbox
+        .command(&["ask", "How long do African grey parrots live?", "--provider", "embedded", "--json", "--max-tokens", "32"])
+        .env("KEA_ENABLE_LLM_RERANK", "1")
+        .env("KEA_RERANK_TOP_N", "3")
+        .env("KEA_RELEVANCE_THRESHOLD", "0")
+        .env("KEA_ENABLE_SUMMARY", "1")
+        .env("KEA_ENABLE_QUERY_EXPANSION", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = &answer["retrieval"];
+    assert!(!trace["fallbacks"].to_string().contains("llm rerank"), "the grammar makes the scores usable: {trace}");
+    let summaries = answer["summaries"].as_array().expect("summaries requested");
+    assert!(!summaries.is_empty() && summaries.len() <= 3, "summaries of the kept passages: {}", summaries.len());
+    for s in summaries {
+        assert!(s["summary"].is_string() && s["key_facts"].is_array() && s["chunk_id"].is_i64());
+    }
+}

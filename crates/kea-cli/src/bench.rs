@@ -25,6 +25,16 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Embedded LLM speed: first-token latency and tokens/s for a fixed prompt.
+    Llm {
+        /// The installed embedded model id.
+        #[arg(long, default_value = crate::chat::DEFAULT_EMBEDDED_MODEL)]
+        model: String,
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Query latency on a synthetic index (generated text, random unit vectors).
     Query {
         #[arg(long, default_value_t = 100_000)]
@@ -41,6 +51,7 @@ pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<Stri
     let (figures, json) = match command {
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
+        BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
     };
     if json {
         println!("{}", serde_json::to_string(&figures)?);
@@ -114,6 +125,38 @@ fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>) -> anyh
         edit_reindex_ms,
         edit_embedded: edit.embedded,
     })
+}
+
+/// Times one ~600-token prompt and 64 generated tokens, twice (the second
+/// run reuses the cached prompt prefix, as chat does for its instructions).
+fn llm(model: &str, threads: Option<usize>, paths: Option<ModelPaths>) -> anyhow::Result<serde_json::Value> {
+    use kea_llm::{Message, Provider, Request, Role};
+    let mut dirs = paths.map(|p| p.dirs).unwrap_or_default();
+    dirs.extend(kea_engine::model::ModelPaths::discover(&EngineConfig::default_data_dir()).dirs);
+    let settings = kea_llm::LlmSettings { embedded_model: model.to_string(), model_dirs: dirs, threads, ..Default::default() };
+    let gguf = kea_llm::select::find_gguf(&settings).with_context(|| format!("embedded model {model} is not installed"))?;
+    let started = Instant::now();
+    let provider = kea_llm::llama::LlamaProvider::load(&gguf, threads)?;
+    let load_ms = started.elapsed().as_millis() as u64;
+    let context = "Parrots need a varied diet of pellets, vegetables and some seed. ".repeat(40);
+    let mut runs = Vec::new();
+    for question in ["Summarise the advice in one sentence.", "What should they eat?"] {
+        let mut request = Request::new(vec![Message::new(Role::System, context.clone()), Message::new(Role::User, question)]);
+        request.max_tokens = 64;
+        let done = provider.complete(&request, &mut |_| {}, &|| false)?;
+        let first = done.first_token_ms.unwrap_or(done.total_ms);
+        let gen_s = (done.total_ms - first) / 1000.0;
+        runs.push(serde_json::json!({
+            "prompt_tokens": done.prompt_tokens,
+            "first_token_ms": round(first),
+            "generated_tokens": done.tokens,
+            "tokens_per_s": round((done.tokens.saturating_sub(1)) as f64 / gen_s.max(1e-3)),
+        }));
+    }
+    Ok(serde_json::json!({
+        "model": gguf.id, "threads": provider.describe(), "load_ms": load_ms,
+        "cold": runs[0], "warm_prefix": runs[1], "peak_rss_mb": peak_rss_mb()?,
+    }))
 }
 
 /// The texts ingest gives the model, computed the same way.

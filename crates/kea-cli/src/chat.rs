@@ -93,11 +93,17 @@ fn select(config: &EngineConfig, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
 
 pub fn ask(config: EngineConfig, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
     let choice = select(&config, args)?;
+    let enhance = kea_engine::chat::enhance::EnhanceOptions::load(&config.data_dir);
     let engine = Engine::open(config)?;
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
-    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), ..Default::default() };
+    let options = ChatOptions {
+        max_answer_tokens: max_tokens,
+        router: router_mode(args, &choice),
+        enhance,
+        ..Default::default()
+    };
     let mut stdout = std::io::stdout();
     let mut sink = |event: ChatEvent| {
         if json {

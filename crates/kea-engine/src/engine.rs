@@ -79,6 +79,7 @@ pub struct Engine {
     vectors_rebuilt_on_open: bool,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
+    pub(crate) llm_rerank_cache: crate::chat::enhance::RerankCache,
 }
 
 const DB_FILE: &str = "kea.sqlite3";
@@ -123,6 +124,7 @@ impl Engine {
             sync_lock: Mutex::new(()),
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
+            llm_rerank_cache: Default::default(),
         })
     }
 

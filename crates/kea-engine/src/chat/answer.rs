@@ -164,6 +164,7 @@ pub(super) fn compose(
         refused: false,
         retrieval: retrieval.map(|r| r.trace.clone()),
         router_fallback: None,
+        summaries: Vec::new(),
     };
     let no_llm = llm.kind() == ProviderKind::None;
     let messages = match retrieval {

@@ -4,6 +4,7 @@
 //! was searched. Conversations and their subject persist in the store.
 
 pub mod answer;
+pub mod enhance;
 pub mod router;
 
 use std::time::Instant;
@@ -44,6 +45,9 @@ pub struct ChatAnswer {
     pub refused: bool,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
+    /// Per-passage summaries (opt-in post-processing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub summaries: Vec<enhance::PassageSummary>,
 }
 
 /// Chat options beyond the retrieval settings.
@@ -54,11 +58,12 @@ pub struct ChatOptions {
     /// Messages of history given to the LLM.
     pub history_messages: usize,
     pub router: RouterMode,
+    pub enhance: enhance::EnhanceOptions,
 }
 
 impl Default for ChatOptions {
     fn default() -> Self {
-        ChatOptions { retrieval: RetrievalConfig::default(), max_answer_tokens: 384, history_messages: 6, router: RouterMode::Llm }
+        ChatOptions { retrieval: RetrievalConfig::default(), max_answer_tokens: 384, history_messages: 6, router: RouterMode::Llm, enhance: enhance::EnhanceOptions::default() }
     }
 }
 
@@ -102,7 +107,18 @@ impl Engine {
         if route.use_rag {
             let t = Instant::now();
             sink(ChatEvent::ToolStart { tool: "retrieval" });
-            let result = self.retrieve(&route.search_query, &options.retrieval)?;
+            let mut queries = vec![route.search_query.clone()];
+            if options.enhance.query_expansion {
+                queries.extend(enhance::expand_query(llm, question));
+            }
+            let mut result = self.retrieve_queries(&queries, &options.retrieval)?;
+            if options.enhance.llm_rerank {
+                let (kept, note) = enhance::llm_rerank(llm, &route.search_query, std::mem::take(&mut result.hits), &options.enhance, &self.llm_rerank_cache);
+                result.trace.fallbacks.extend(note);
+                let chunks: Vec<_> = kept.iter().map(|h| h.chunk.clone()).collect();
+                result.context = crate::retrieve::context::assemble(&chunks, options.retrieval.context_tokens);
+                result.hits = kept;
+            }
             let summary = serde_json::json!({
                 "query": route.search_query,
                 "hits": result.hits.len(),
@@ -113,7 +129,18 @@ impl Engine {
             retrieval = Some(result);
         }
 
+        let summaries = match (&retrieval, options.enhance.summary) {
+            (Some(r), true) => {
+                let t = Instant::now();
+                sink(ChatEvent::ToolStart { tool: "summary" });
+                let summaries = enhance::summarise(llm, &route.search_query, &r.hits, &options.enhance);
+                sink(ChatEvent::ToolEnd { tool: "summary", ms: ms(t), output: serde_json::to_value(&summaries).unwrap_or_default() });
+                summaries
+            }
+            _ => Vec::new(),
+        };
         let mut answer = answer::compose(llm, question, &route, retrieval.as_ref(), &history, options, sink, cancelled)?;
+        answer.summaries = summaries;
         answer.chat_id = chat_id;
         answer.router_fallback = router_fallback;
         {

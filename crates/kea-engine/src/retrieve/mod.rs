@@ -165,27 +165,47 @@ fn start() -> Timer {
 impl Engine {
     /// Runs the retrieval pipeline for `query`.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        self.retrieve_queries(&[query.to_string()], config)
+    }
+
+    /// Runs the pipeline for several phrasings of one question (query
+    /// expansion): each is retrieved, and a chunk keeps its best score per
+    /// retriever before fusion. The first query is the main one.
+    pub fn retrieve_queries(&self, queries: &[String], config: &RetrievalConfig) -> Result<Retrieval> {
         let total = start();
-        let prepared = prepare_query(query);
-        if prepared.is_empty() {
+        let prepared_all: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).collect();
+        let Some(prepared) = prepared_all.first().cloned() else {
             return Err(Error::InvalidInput("the search query is empty".into()));
-        }
+        };
         if !config.dense && !config.sparse {
             return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
         }
-        let mut trace = Trace { query: query.to_string(), prepared_query: prepared.clone(), stages: Vec::new(), fallbacks: Vec::new(), total_ms: 0.0 };
+        let mut trace = Trace {
+            query: queries.join(" | "),
+            prepared_query: prepared_all.join(" | "),
+            stages: Vec::new(),
+            fallbacks: Vec::new(),
+            total_ms: 0.0,
+        };
 
         let mut dense = Vec::new();
         if config.dense {
             let t = start();
-            let vector = self.with_embedder(|m| m.embed_query(&prepared))?;
-            dense = self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, config.coarse_k)?;
+            let lists = prepared_all
+                .iter()
+                .map(|q| {
+                    let vector = self.with_embedder(|m| m.embed_query(q))?;
+                    self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, config.coarse_k)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            dense = merge_max(lists, config.coarse_k);
             trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.clone() });
         }
         let mut sparse = Vec::new();
         if config.sparse {
             let t = start();
-            sparse = self.store().fts_search(&prepared, config.coarse_k)?;
+            let lists = prepared_all.iter().map(|q| self.store().fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
+            sparse = merge_max(lists, config.coarse_k);
             trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
         }
 
@@ -302,6 +322,22 @@ pub fn query_language(query: &str) -> &'static str {
     } else {
         "en"
     }
+}
+
+/// Unions ranked lists, keeping each id's best score, best first.
+fn merge_max(lists: Vec<Vec<(u64, f32)>>, k: usize) -> Vec<(u64, f32)> {
+    if lists.len() == 1 {
+        return lists.into_iter().next().unwrap_or_default();
+    }
+    let mut best: HashMap<u64, f32> = HashMap::new();
+    for (id, score) in lists.into_iter().flatten() {
+        let entry = best.entry(id).or_insert(score);
+        *entry = entry.max(score);
+    }
+    let mut merged: Vec<(u64, f32)> = best.into_iter().collect();
+    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    merged.truncate(k);
+    merged
 }
 
 fn fused_score(fused: &[(u64, f32)], id: u64) -> f32 {
