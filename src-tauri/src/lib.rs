@@ -43,7 +43,7 @@ async fn search(state: State<'_, AppState>, query: String, top_k: Option<usize>)
     let engine = state.engine()?;
     let top_k = top_k.unwrap_or(5).clamp(1, 50);
     blocking(move || {
-        let hits = engine.search(&query, top_k, SearchMode::Dense)?;
+        let hits = engine.search(&query, top_k, SearchMode::Hybrid)?;
         Ok(hits.into_iter().map(HitDto::from).collect())
     })
     .await

@@ -109,3 +109,17 @@ fn opt_in_post_processing_runs_with_the_embedded_model() {
         assert!(s["summary"].is_string() && s["key_facts"].is_array() && s["chunk_id"].is_i64());
     }
 }
+
+#[test]
+fn an_openai_compatible_server_answers_through_the_same_pipeline() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let server = super::util::LlamaServer::start();
+    let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "openai", "--base-url", &server.base_url, "--llm-model", "smollm2"]);
+    assert_eq!(answer["provider"], "openai");
+    assert!(answer["provider_detail"].as_str().unwrap().contains(&server.base_url));
+    assert!(!answer["answer"].as_str().unwrap().trim().is_empty());
+    // A server model routes with the LLM (or falls back to the rules, and says why).
+    let decided = answer["route"]["decided_by"].as_str().unwrap();
+    assert!(decided == "llm" || answer["router_fallback"].is_string(), "{answer}");
+}

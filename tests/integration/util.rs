@@ -117,3 +117,40 @@ pub fn files_on_disk(root: &Path) -> Vec<String> {
 pub fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("no number {key} in {v}"))
 }
+
+/// llama.cpp's `llama-server` ($KEA_LLAMA_SERVER) serving SmolLM2 on a free
+/// loopback port; killed on drop.
+pub struct LlamaServer {
+    child: std::process::Child,
+    pub base_url: String,
+}
+
+impl LlamaServer {
+    pub fn start() -> LlamaServer {
+        let binary = std::env::var_os("KEA_LLAMA_SERVER").expect("set KEA_LLAMA_SERVER (make test builds it)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "4096", "-t", "1", "-np", "1", "-m"])
+            .arg(repo_root().join("models/smollm2-135m-instruct/model.gguf"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = LlamaServer { child, base_url: format!("http://127.0.0.1:{port}/v1") };
+        for _ in 0..300 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                return server;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        panic!("llama-server did not start");
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
