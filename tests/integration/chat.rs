@@ -115,7 +115,7 @@ fn an_openai_compatible_server_answers_through_the_same_pipeline() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let server = super::util::LlamaServer::start();
-    let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "openai", "--base-url", &server.base_url, "--llm-model", "smollm2"]);
+    let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "openai", "--base-url", &server.base_url, "--model", "smollm2"]);
     assert_eq!(answer["provider"], "openai");
     assert!(answer["provider_detail"].as_str().unwrap().contains(&server.base_url));
     assert!(!answer["answer"].as_str().unwrap().trim().is_empty());

@@ -146,12 +146,12 @@ fn changing_the_model_reembeds_everything() {
     std::fs::write(copy.join("kea-model.json"), manifest).unwrap();
 
     let models_arg = models.to_str().unwrap();
-    let out = sandbox.run(&["--models-dir", models_arg, "--model", "minilm-copy", "index", "--json"]);
+    let out = sandbox.run(&["--models-dir", models_arg, "--embedding-model", "minilm-copy", "index", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(count(&report, "embedded"), count(&first, "chunks"), "every chunk is re-embedded");
     assert_eq!(count(&report, "reused"), 0);
-    let status = sandbox.json(&["--models-dir", models_arg, "--model", "minilm-copy", "status", "--json"]);
+    let status = sandbox.json(&["--models-dir", models_arg, "--embedding-model", "minilm-copy", "status", "--json"]);
     assert_eq!(status["model_id"], "minilm-copy");
     assert_eq!(status["vectors"], status["chunks"]);
 }

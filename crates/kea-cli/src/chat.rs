@@ -28,7 +28,7 @@ pub struct LlmArgs {
     #[arg(long, env = "KEA_LLM_BASE_URL")]
     base_url: Option<String>,
     /// The model name at that endpoint.
-    #[arg(long = "llm-model", env = "KEA_LLM_MODEL")]
+    #[arg(long = "model", visible_alias = "llm-model", env = "KEA_LLM_MODEL")]
     llm_model: Option<String>,
     #[arg(long, env = "KEA_LLM_API_KEY", hide_env_values = true)]
     api_key: Option<String>,

@@ -31,7 +31,7 @@ struct Cli {
     models_dir: Option<PathBuf>,
     /// The text embedding model id.
     #[arg(long, global = true, value_name = "ID")]
-    model: Option<String>,
+    embedding_model: Option<String>,
     /// The cross-encoder reranker model id (also $KEA_RERANKER); none skips reranking.
     #[arg(long, global = true, value_name = "ID", env = "KEA_RERANKER")]
     reranker: Option<String>,
@@ -139,7 +139,7 @@ fn config(cli: &Cli) -> EngineConfig {
     if let Some(dir) = &cli.models_dir {
         config.model_paths.dirs.insert(0, dir.clone());
     }
-    if let Some(model) = &cli.model {
+    if let Some(model) = &cli.embedding_model {
         config.model_id = model.clone();
     }
     config.reranker_id = cli.reranker.clone().filter(|r| !r.is_empty());
@@ -174,7 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
-            bench::run(which, paths, cli.model.clone())
+            bench::run(which, paths, cli.embedding_model.clone())
         }
     }
 }

@@ -2,7 +2,7 @@
 //! runs a local ONNX model through fastembed (setup in `load`, inference in
 //! the trait methods). Vectors are L2-normalised, so cosine = dot product.
 
-use fastembed::{InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use fastembed::{InitOptionsUserDefined, Pooling, QuantizationMode, TextEmbedding, UserDefinedEmbeddingModel};
 
 use crate::error::{Error, Result};
 use crate::model::{runtime, LocalModel, ModelPaths};
@@ -56,21 +56,10 @@ impl OnnxEmbedder {
     fn from_local(paths: &ModelPaths, local: &LocalModel, options: &EmbedOptions) -> Result<OnnxEmbedder> {
         runtime::ensure_loaded(paths)?;
         let m = &local.manifest;
-        let read = |name: &str| {
-            std::fs::read(local.file(name)).map_err(|e| Error::ModelMissing {
-                model: m.id.clone(),
-                reason: format!("{}: {e}", local.file(name).display()),
-            })
-        };
-        let tokenizer_files = TokenizerFiles {
-            tokenizer_file: read(&m.tokenizer)?,
-            config_file: read(&m.config)?,
-            special_tokens_map_file: read(&m.special_tokens_map)?,
-            tokenizer_config_file: read(&m.tokenizer_config)?,
-        };
+        let tokenizer_files = local.tokenizer_files()?;
         let pooling = if m.pooling.eq_ignore_ascii_case("cls") { Pooling::Cls } else { Pooling::Mean };
         // Weight-only int8 graphs must not be treated as dynamically quantized.
-        let user_model = UserDefinedEmbeddingModel::new(read(&m.onnx)?, tokenizer_files)
+        let user_model = UserDefinedEmbeddingModel::new(local.read(&m.onnx)?, tokenizer_files)
             .with_pooling(pooling)
             .with_quantization(QuantizationMode::None);
         let model = TextEmbedding::try_new_from_user_defined(user_model, session_options(m.max_length, options))

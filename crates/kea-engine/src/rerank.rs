@@ -2,7 +2,7 @@
 //! a local cross-encoder (an ONNX graph with a `logits` [batch, 1] output)
 //! through fastembed's `TextRerank`. Scores are raw logits, in input order.
 
-use fastembed::{RerankInitOptionsUserDefined, TextRerank, TokenizerFiles, UserDefinedRerankingModel};
+use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
 
 use crate::embed::EmbedOptions;
 use crate::error::{Error, Result};
@@ -38,23 +38,14 @@ impl OnnxReranker {
         if m.kind != "reranker" {
             return Err(Error::InvalidInput(format!("model '{}' is a {}, not a reranker", m.id, m.kind)));
         }
-        let read = |name: &str| {
-            std::fs::read(local.file(name))
-                .map_err(|e| Error::ModelMissing { model: m.id.clone(), reason: format!("{}: {e}", local.file(name).display()) })
-        };
-        let tokenizer_files = TokenizerFiles {
-            tokenizer_file: read(&m.tokenizer)?,
-            config_file: read(&m.config)?,
-            special_tokens_map_file: read(&m.special_tokens_map)?,
-            tokenizer_config_file: read(&m.tokenizer_config)?,
-        };
+        let tokenizer_files = local.tokenizer_files()?;
         let mut init = RerankInitOptionsUserDefined::new()
             .with_max_length(m.max_length)
             .with_session_config("session.intra_op.allow_spinning", "0");
         if let Some(threads) = options.threads {
             init = init.with_intra_threads(threads.max(1));
         }
-        let model = TextRerank::try_new_from_user_defined(UserDefinedRerankingModel::new(read(&m.onnx)?, tokenizer_files), init)
+        let model = TextRerank::try_new_from_user_defined(UserDefinedRerankingModel::new(local.read(&m.onnx)?, tokenizer_files), init)
             .map_err(|e| Error::ModelMissing { model: m.id.clone(), reason: format!("could not load the reranker: {e}") })?;
         Ok(OnnxReranker { model, id: m.id.clone(), batch_size: options.batch_size.max(1) })
     }

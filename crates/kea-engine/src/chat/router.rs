@@ -33,8 +33,6 @@ pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, subject: Opt
 pub enum DecidedBy {
     Llm,
     Keywords,
-    /// The LLM said no retrieval, but retrieval found strong evidence.
-    LlmAndRetrieval,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

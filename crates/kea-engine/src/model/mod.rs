@@ -54,6 +54,23 @@ impl LocalModel {
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+
+    /// Reads one of the model's files.
+    pub fn read(&self, name: &str) -> Result<Vec<u8>> {
+        std::fs::read(self.file(name))
+            .map_err(|e| Error::ModelMissing { model: self.manifest.id.clone(), reason: format!("{}: {e}", self.file(name).display()) })
+    }
+
+    /// The four Hugging Face tokenizer files fastembed needs.
+    pub fn tokenizer_files(&self) -> Result<fastembed::TokenizerFiles> {
+        let m = &self.manifest;
+        Ok(fastembed::TokenizerFiles {
+            tokenizer_file: self.read(&m.tokenizer)?,
+            config_file: self.read(&m.config)?,
+            special_tokens_map_file: self.read(&m.special_tokens_map)?,
+            tokenizer_config_file: self.read(&m.tokenizer_config)?,
+        })
+    }
 }
 
 /// Where models (and the ONNX Runtime library) are looked for, in order.
