@@ -11,6 +11,8 @@ mod architecture;
 mod chat;
 #[path = "integration/crash.rs"]
 mod crash;
+#[path = "integration/identify.rs"]
+mod identify;
 #[path = "integration/index.rs"]
 mod index;
 #[path = "integration/retrieval.rs"]

@@ -154,3 +154,47 @@ impl Drop for LlamaServer {
         let _ = self.child.wait();
     }
 }
+
+/// A solid-colour RGB PNG (stored, uncompressed deflate), for identification tests.
+pub fn solid_png(size: u32, rgb: [u8; 3]) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend(&body);
+        out.extend(crc32(&body).to_be_bytes());
+    }
+    let raw: Vec<u8> = (0..size).flat_map(|_| std::iter::once(0u8).chain((0..size).flat_map(|_| rgb))).collect();
+    let mut zlib = vec![0x78, 0x01];
+    for (i, block) in raw.chunks(65_535).enumerate() {
+        let last = (i + 1) * 65_535 >= raw.len();
+        zlib.push(u8::from(last));
+        zlib.extend((block.len() as u16).to_le_bytes());
+        zlib.extend((!(block.len() as u16)).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in &raw {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    zlib.extend(((b << 16) | a).to_be_bytes());
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut header = size.to_be_bytes().to_vec();
+    header.extend(size.to_be_bytes());
+    header.extend([8, 2, 0, 0, 0]);
+    chunk(&mut png, b"IHDR", &header);
+    chunk(&mut png, b"IDAT", &zlib);
+    chunk(&mut png, b"IEND", &[]);
+    png
+}

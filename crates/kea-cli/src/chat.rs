@@ -211,3 +211,43 @@ pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool
     println!("{}", if json { serde_json::to_string(&report)? } else { serde_json::to_string_pretty(&report)? });
     Ok(ExitCode::SUCCESS)
 }
+
+pub fn identify(config: EngineConfig, args: &LlmArgs, image: &Path, chat: Option<i64>, image_model: &str, lang: &str, json: bool) -> anyhow::Result<ExitCode> {
+    use kea_engine::identify::{ClipClassifier, IdentifyOptions};
+    let bytes = std::fs::read(image).with_context(|| format!("reading {}", image.display()))?;
+    let mut classifier = match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
+        Ok(c) => c,
+        Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => {
+            anyhow::bail!(
+                "{e}\nNo image model is installed. Put a CLIP model folder (ONNX vision graph, preprocessor_config.json and a \
+                 kea-model.json of kind image-embedding naming its text model) under models/, or build with \
+                 --features kea-engine/hub on a machine with internet; see README \"Image identification\"."
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let choice = select(&config, args)?;
+    let engine = Engine::open(config)?;
+    let options = IdentifyOptions { lang: lang.to_string(), ..Default::default() };
+    let mut sink = |event: ChatEvent| {
+        if let (false, ChatEvent::ToolEnd { tool, ms, output }) = (json, event) {
+            eprintln!("[{tool} {ms:.0} ms] {output}");
+        }
+    };
+    let result = engine.identify(&mut classifier, choice.provider.as_ref(), &bytes, chat, &options, &mut sink)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", result.reply);
+    for c in &result.candidates {
+        println!("  {:>5.1}%  {}{}", c.probability * 100.0, c.name, c.zh.as_deref().map(|z| format!(" / {z}")).unwrap_or_default());
+    }
+    if !result.visual_description.is_empty() {
+        println!("  looks: {}", result.visual_description);
+    }
+    for e in &result.evidence {
+        println!("  [{}] {} | {}", e.id, e.source, e.heading_path);
+    }
+    Ok(ExitCode::SUCCESS)
+}

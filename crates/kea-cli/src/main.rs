@@ -97,6 +97,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Identify the bird in a photo against the knowledge base's species.
+    Identify {
+        image: PathBuf,
+        /// Continue conversation ID: the species becomes its subject.
+        #[arg(long)]
+        chat: Option<i64>,
+        /// The CLIP image model id (its manifest names the text model).
+        #[arg(long, default_value = kea_engine::identify::DEFAULT_IMAGE_MODEL, env = "KEA_IMAGE_MODEL")]
+        image_model: String,
+        /// Language of the evidence queries and the reply: en or zh.
+        #[arg(long, default_value = "en")]
+        lang: String,
+        #[command(flatten)]
+        llm: chat::LlmArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure the router on a labelled question set (JSONL).
     EvalRouter {
         questions: PathBuf,
@@ -171,6 +188,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             search::eval(config(&cli), golden, &configs, *json)
         }
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(&cli), llm, *chat_id, question, *max_tokens, *json),
+        Command::Identify { image, chat: chat_id, image_model, lang, llm, json } => {
+            chat::identify(config(&cli), llm, image, *chat_id, image_model, lang, *json)
+        }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });

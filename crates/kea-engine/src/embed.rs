@@ -57,11 +57,14 @@ impl OnnxEmbedder {
         runtime::ensure_loaded(paths)?;
         let m = &local.manifest;
         let tokenizer_files = local.tokenizer_files()?;
-        let pooling = if m.pooling.eq_ignore_ascii_case("cls") { Pooling::Cls } else { Pooling::Mean };
         // Weight-only int8 graphs must not be treated as dynamically quantized.
-        let user_model = UserDefinedEmbeddingModel::new(local.read(&m.onnx)?, tokenizer_files)
-            .with_pooling(pooling)
-            .with_quantization(QuantizationMode::None);
+        let mut user_model = UserDefinedEmbeddingModel::new(local.read(&m.onnx)?, tokenizer_files).with_quantization(QuantizationMode::None);
+        // `none`: the graph already outputs one vector per input (e.g. CLIP's text tower).
+        match m.pooling.to_ascii_lowercase().as_str() {
+            "cls" => user_model = user_model.with_pooling(Pooling::Cls),
+            "none" => {}
+            _ => user_model = user_model.with_pooling(Pooling::Mean),
+        }
         let model = TextEmbedding::try_new_from_user_defined(user_model, session_options(m.max_length, options))
             .map_err(|e| Error::ModelMissing { model: m.id.clone(), reason: format!("could not load the ONNX model: {e}") })?;
         Ok(OnnxEmbedder {

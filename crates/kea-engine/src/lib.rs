@@ -11,6 +11,7 @@ mod engine;
 pub mod error;
 pub mod extract;
 pub mod frontmatter;
+pub mod identify;
 mod ingest;
 pub mod model;
 pub mod progress;

@@ -41,6 +41,31 @@ pub struct ModelManifest {
     /// Languages the model understands (`en`, `zh`, …); empty means many.
     #[serde(default)]
     pub languages: Vec<String>,
+    /// Image models: the preprocessor config file.
+    #[serde(default)]
+    pub preprocessor: Option<String>,
+    /// Image models: the paired text model id (CLIP's text tower).
+    #[serde(default)]
+    pub text_model: Option<String>,
+    /// Image models: the label prompt template (`{en}`, `{latin}`, `{zh}`).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// Image models: the similarity-to-logit scale (CLIP: 100).
+    #[serde(default)]
+    pub logit_scale: Option<f32>,
+    /// Image models: below this best similarity, no label is plausible.
+    #[serde(default)]
+    pub min_similarity: Option<f32>,
+}
+
+impl ModelManifest {
+    /// The files that must exist for this kind of model.
+    fn required_files(&self) -> Vec<&str> {
+        match self.kind.as_str() {
+            "image-embedding" => vec![self.onnx.as_str(), self.preprocessor.as_deref().unwrap_or("preprocessor_config.json")],
+            _ => vec![self.onnx.as_str(), self.tokenizer.as_str(), self.config.as_str()],
+        }
+    }
 }
 
 /// A resolved local model: its manifest and folder.
@@ -121,7 +146,7 @@ impl ModelPaths {
                 reason: format!("{} is not a valid manifest: {e}", manifest_path.display()),
             })?;
             let model = LocalModel { manifest, dir };
-            for file in [&model.manifest.onnx, &model.manifest.tokenizer, &model.manifest.config] {
+            for file in model.manifest.required_files() {
                 if !model.file(file).is_file() {
                     return Err(Error::ModelMissing {
                         model: id.to_string(),
@@ -177,6 +202,11 @@ mod tests {
             query_prefix: String::new(),
             passage_prefix: String::new(),
             languages: Vec::new(),
+            preprocessor: None,
+            text_model: None,
+            prompt: None,
+            logit_scale: None,
+            min_similarity: None,
         };
         std::fs::write(dir.join(MANIFEST_FILE), serde_json::to_string(&manifest).unwrap()).unwrap();
         let paths = ModelPaths { dirs: vec![root.path().to_path_buf()] };

@@ -1,0 +1,127 @@
+//! Zero-shot classification with a CLIP model pair through fastembed: the
+//! image embedding against the text embeddings of label prompts (cached per
+//! label set), cosine × logit scale → softmax. A visual description comes
+//! from attribute prompts whose winner is clear.
+
+use fastembed::{ImageEmbedding, ImageInitOptionsUserDefined, UserDefinedImageEmbeddingModel};
+use image::DynamicImage;
+
+use super::labels::Label;
+use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
+use crate::error::{Error, Result};
+use crate::model::{runtime, ModelPaths};
+use crate::vectors::cosine;
+
+/// The default CLIP image model id (the vision half of ViT-B/32).
+pub const DEFAULT_IMAGE_MODEL: &str = "clip-vit-b-32-vision";
+
+/// Label probabilities for one image, best first.
+#[derive(Debug, Clone)]
+pub struct Classification {
+    pub ranked: Vec<(usize, f32)>,
+    /// The best raw similarity (to compare with the model's floor).
+    pub best_similarity: f32,
+    pub min_similarity: f32,
+    pub visual_description: String,
+}
+
+/// Attribute groups probed for the visual description.
+const ATTRIBUTES: &[(&str, &[&str])] = &[
+    ("colour", &["a green parrot", "a yellow parrot", "a blue parrot", "a red parrot", "a grey parrot", "a white parrot"]),
+    ("crest", &["a parrot with a crest", "a parrot without a crest"]),
+    ("cheek", &["a parrot with an orange cheek patch", "a parrot with plain cheeks"]),
+    ("beak", &["a parrot with a black beak", "a parrot with a pale beak", "a parrot with an orange beak"]),
+    ("tail", &["a parrot with a long tail", "a parrot with a short tail"]),
+];
+
+pub struct ClipClassifier {
+    vision: ImageEmbedding,
+    text: OnnxEmbedder,
+    prompt: String,
+    logit_scale: f32,
+    min_similarity: f32,
+    /// (label prompts, their embeddings): recomputed only when labels change.
+    cache: Option<(Vec<String>, Vec<Vec<f32>>)>,
+    attribute_vectors: Vec<Vec<Vec<f32>>>,
+}
+
+impl ClipClassifier {
+    /// Loads the image model `id` and the text model its manifest names.
+    pub fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Result<ClipClassifier> {
+        let local = paths.resolve(id)?;
+        let m = &local.manifest;
+        if m.kind != "image-embedding" {
+            return Err(Error::InvalidInput(format!("model '{id}' is a {}, not an image model", m.kind)));
+        }
+        runtime::ensure_loaded(paths)?;
+        let preprocessor = local.read(m.preprocessor.as_deref().unwrap_or("preprocessor_config.json"))?;
+        let vision = ImageEmbedding::try_new_from_user_defined(
+            UserDefinedImageEmbeddingModel::new(local.read(&m.onnx)?, preprocessor),
+            ImageInitOptionsUserDefined::new().with_session_config("session.intra_op.allow_spinning", "0"),
+        )
+        .map_err(|e| Error::ModelMissing { model: id.to_string(), reason: format!("could not load the image model: {e}") })?;
+        let text_id = m.text_model.clone().ok_or_else(|| Error::ModelMissing { model: id.into(), reason: "its manifest names no text_model".into() })?;
+        let mut text = OnnxEmbedder::load(paths, &text_id, options)?;
+        let attribute_vectors = ATTRIBUTES
+            .iter()
+            .map(|(_, prompts)| text.embed_passages(&prompts.iter().map(|p| p.to_string()).collect::<Vec<_>>()))
+            .collect::<Result<_>>()?;
+        Ok(ClipClassifier {
+            vision,
+            text,
+            prompt: m.prompt.clone().unwrap_or_else(|| "a photo of a {en} ({latin}), a kind of parrot".into()),
+            logit_scale: m.logit_scale.unwrap_or(100.0),
+            min_similarity: m.min_similarity.unwrap_or(0.2),
+            cache: None,
+            attribute_vectors,
+        })
+    }
+
+    fn label_vectors(&mut self, labels: &[Label]) -> Result<Vec<Vec<f32>>> {
+        let prompts: Vec<String> = labels.iter().map(|l| l.prompt(&self.prompt)).collect();
+        if let Some((cached, vectors)) = &self.cache {
+            if *cached == prompts {
+                return Ok(vectors.clone());
+            }
+        }
+        let vectors = self.text.embed_passages(&prompts)?;
+        self.cache = Some((prompts, vectors.clone()));
+        Ok(vectors)
+    }
+
+    fn softmax(&self, similarities: &[f32]) -> Vec<f32> {
+        let logits: Vec<f32> = similarities.iter().map(|s| s * self.logit_scale).collect();
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let exp: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
+        let sum: f32 = exp.iter().sum();
+        exp.into_iter().map(|e| e / sum).collect()
+    }
+
+    pub fn classify(&mut self, image: &DynamicImage, labels: &[Label]) -> Result<Classification> {
+        if labels.is_empty() {
+            return Err(Error::InvalidInput("no species labels: no document's front matter names a species".into()));
+        }
+        let image_vector = self
+            .vision
+            .embed_images(vec![image.clone()])
+            .map_err(|e| Error::Embedding(format!("image embedding failed: {e}")))?
+            .pop()
+            .ok_or_else(|| Error::Embedding("the image model returned nothing".into()))?;
+        let label_vectors = self.label_vectors(labels)?;
+        let similarities: Vec<f32> = label_vectors.iter().map(|v| cosine(&image_vector, v)).collect();
+        let best_similarity = similarities.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut ranked: Vec<(usize, f32)> = self.softmax(&similarities).into_iter().enumerate().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut description = Vec::new();
+        for ((_, prompts), vectors) in ATTRIBUTES.iter().zip(&self.attribute_vectors) {
+            let sims: Vec<f32> = vectors.iter().map(|v| cosine(&image_vector, v)).collect();
+            let probs = self.softmax(&sims);
+            if let Some((i, p)) = probs.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+                if *p >= 0.6 {
+                    description.push(prompts[i].trim_start_matches("a parrot with ").trim_start_matches("a ").trim_end_matches(" parrot").to_string());
+                }
+            }
+        }
+        Ok(Classification { ranked, best_similarity, min_similarity: self.min_similarity, visual_description: description.join(", ") })
+    }
+}

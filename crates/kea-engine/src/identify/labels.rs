@@ -1,0 +1,124 @@
+//! The label set for identification comes from the knowledge base: every
+//! document whose front matter names a species (`species`/`en`/`latin`,
+//! optional `aliases`) is a label; documents in two languages about the same
+//! species (same Latin name) are one label.
+
+use serde::Serialize;
+
+use crate::store::DocRecord;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Label {
+    /// The Chinese name (front matter `species`), if given.
+    pub zh: Option<String>,
+    pub en: Option<String>,
+    pub latin: Option<String>,
+    pub aliases: Vec<String>,
+    /// The documents that describe it.
+    pub sources: Vec<String>,
+}
+
+impl Label {
+    /// The name shown to the user: English, else Chinese, else Latin.
+    pub fn name(&self) -> &str {
+        self.en.as_deref().or(self.zh.as_deref()).or(self.latin.as_deref()).unwrap_or("?")
+    }
+
+    /// Whether `text` names this label (any of its names, case-insensitive).
+    pub fn is_named(&self, text: &str) -> bool {
+        let t = text.trim().to_lowercase();
+        [self.zh.as_deref(), self.en.as_deref(), self.latin.as_deref()]
+            .into_iter()
+            .flatten()
+            .chain(self.aliases.iter().map(String::as_str))
+            .any(|n| n.to_lowercase() == t)
+    }
+
+    /// Fills a prompt template: `{en}`, `{zh}`, `{latin}`.
+    pub fn prompt(&self, template: &str) -> String {
+        template
+            .replace("{en}", self.en.as_deref().unwrap_or(self.name()))
+            .replace("{zh}", self.zh.as_deref().unwrap_or(self.name()))
+            .replace("{latin}", self.latin.as_deref().unwrap_or(""))
+    }
+}
+
+fn text(doc: &DocRecord, key: &str) -> Option<String> {
+    match doc.front_matter.get(key)? {
+        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        _ => None,
+    }
+}
+
+/// Labels from indexed documents, sorted by name.
+pub fn labels_from_documents(docs: &[DocRecord]) -> Vec<Label> {
+    let mut labels: Vec<Label> = Vec::new();
+    for doc in docs {
+        let (zh, en, latin) = (text(doc, "species"), text(doc, "en"), text(doc, "latin"));
+        if zh.is_none() && en.is_none() && latin.is_none() {
+            continue;
+        }
+        let aliases: Vec<String> = match doc.front_matter.get("aliases") {
+            Some(serde_json::Value::Array(items)) => items.iter().filter_map(|a| a.as_str().map(str::to_string)).collect(),
+            Some(serde_json::Value::String(s)) => s.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+            _ => Vec::new(),
+        };
+        let same = |l: &Label| match (&l.latin, &latin) {
+            (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            _ => l.en.is_some() && l.en == en,
+        };
+        match labels.iter_mut().find(|l| same(l)) {
+            Some(label) => {
+                label.zh = label.zh.take().or(zh);
+                label.en = label.en.take().or(en);
+                for a in aliases {
+                    if !label.aliases.contains(&a) {
+                        label.aliases.push(a);
+                    }
+                }
+                label.sources.push(doc.path.clone());
+            }
+            None => labels.push(Label { zh, en, latin, aliases, sources: vec![doc.path.clone()] }),
+        }
+    }
+    labels.sort_by(|a, b| a.name().cmp(b.name()));
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::DocStatus;
+
+    fn doc(path: &str, fm: serde_json::Value) -> DocRecord {
+        DocRecord {
+            id: 1,
+            path: path.into(),
+            kind: "markdown".into(),
+            size: 1,
+            mtime_ns: 1,
+            content_hash: None,
+            status: DocStatus::Indexed,
+            error: None,
+            title: None,
+            front_matter: fm,
+            chunk_count: 1,
+        }
+    }
+
+    #[test]
+    fn documents_in_two_languages_make_one_label() {
+        let docs = [
+            doc("parrots/cockatiel.md", serde_json::json!({"en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["Quarrion"]})),
+            doc("鹦鹉/玄凤鹦鹉.md", serde_json::json!({"species": "玄凤鹦鹉", "en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["鸡尾鹦鹉"]})),
+            doc("guides/care.md", serde_json::json!({"title": "Care"})),
+        ];
+        let labels = labels_from_documents(&docs);
+        assert_eq!(labels.len(), 1);
+        let l = &labels[0];
+        assert_eq!((l.zh.as_deref(), l.en.as_deref()), (Some("玄凤鹦鹉"), Some("Cockatiel")));
+        assert_eq!(l.sources.len(), 2);
+        assert!(l.is_named("quarrion") && l.is_named("鸡尾鹦鹉") && l.is_named("nymphicus hollandicus"));
+        assert_eq!(l.prompt("a photo of a {en} ({latin})"), "a photo of a Cockatiel (Nymphicus hollandicus)");
+    }
+}

@@ -1,0 +1,108 @@
+//! `kea identify` with the generated CLIP fixture models (see
+//! scripts/make_fixture_models.py: mean colour vs colours assigned to four
+//! species names), so each branch is reached by a solid-colour photo:
+//! green → a clear budgerigar; yellow-green → a doubtful sun conure /
+//! budgerigar checked against the knowledge base and decided by the
+//! embedded LLM; magenta → no plausible label.
+
+use serde_json::Value;
+
+use super::util::{solid_png, Sandbox};
+
+fn identify(sandbox: &Sandbox, image: &[u8], extra: &[&str]) -> Value {
+    let path = sandbox.data.parent().unwrap().join("photo.png");
+    std::fs::write(&path, image).unwrap();
+    let mut args = vec!["identify", path.to_str().unwrap(), "--image-model", "fixture-clip-vision", "--json"];
+    args.extend_from_slice(extra);
+    sandbox.json(&args)
+}
+
+fn indexed() -> Sandbox {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    sandbox
+}
+
+#[test]
+fn a_clear_photo_is_answered_directly() {
+    let sandbox = indexed();
+    let r = identify(&sandbox, &solid_png(64, [0, 255, 0]), &["--provider", "none"]);
+    assert_eq!(r["level"], "High");
+    assert_eq!(r["used_retrieval"], false);
+    assert_eq!(r["candidates"][0]["name"], "Budgerigar");
+    assert_eq!(r["candidates"][0]["zh"], "虎皮鹦鹉");
+    assert!(r["candidates"].as_array().unwrap().len() == 3);
+    assert_eq!(r["visual_description"], "green");
+    assert!(r["reply"].as_str().unwrap().starts_with("Result: Budgerigar"));
+}
+
+#[test]
+fn a_doubtful_photo_is_checked_against_the_knowledge_base() {
+    let sandbox = indexed();
+    let r = identify(&sandbox, &solid_png(64, [128, 255, 0]), &["--provider", "embedded"]);
+    assert_eq!(r["level"], "Medium");
+    assert_eq!(r["used_retrieval"], true);
+    let names: Vec<&str> = r["candidates"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[..2], ["Sun Conure", "Budgerigar"]);
+    assert_eq!(r["queries"].as_array().unwrap().len(), 3);
+    let evidence = r["evidence"].as_array().unwrap();
+    assert!(!evidence.is_empty());
+    assert!(evidence.iter().any(|e| e["source"].as_str().unwrap().contains("sun-conure") || e["source"].as_str().unwrap().contains("budgerigar")));
+    let decision = &r["decision"];
+    let final_name = decision["final_name"].as_str().unwrap();
+    assert!(names.contains(&final_name) || final_name == "uncertain", "{decision}");
+    assert!(decision["need_more_info"].is_boolean() && decision["followup"].is_string());
+}
+
+#[test]
+fn chinese_replies_and_queries() {
+    let sandbox = indexed();
+    let r = identify(&sandbox, &solid_png(64, [128, 255, 0]), &["--provider", "none", "--lang", "zh"]);
+    assert!(r["queries"][0].as_str().unwrap().contains("太阳锥尾鹦鹉 / 虎皮鹦鹉"));
+    assert!(r["reply"].as_str().unwrap().starts_with("识别结果不确定"), "no LLM: the user judges from candidates and evidence");
+}
+
+#[test]
+fn a_bird_outside_the_knowledge_base_is_said_to_be_so() {
+    let sandbox = indexed();
+    let r = identify(&sandbox, &solid_png(64, [255, 0, 255]), &["--provider", "none"]);
+    assert_eq!(r["in_knowledge_base"], false);
+    assert_eq!(r["used_retrieval"], false);
+    assert!(r["reply"].as_str().unwrap().contains("not in your knowledge base"));
+}
+
+#[test]
+fn the_identified_species_becomes_the_conversation_subject() {
+    let sandbox = indexed();
+    let first = sandbox.json(&["ask", "hello", "--provider", "none", "--json"]);
+    let chat = first["chat_id"].to_string();
+    identify(&sandbox, &solid_png(64, [0, 255, 0]), &["--provider", "none", "--chat", &chat]);
+    let follow = sandbox.json(&["ask", "what does it eat?", "--chat", &chat, "--provider", "none", "--json"]);
+    assert_eq!(follow["route"]["is_followup"], true);
+    assert!(follow["route"]["search_query"].as_str().unwrap().contains("Budgerigar"));
+}
+
+#[test]
+fn bad_images_and_missing_models_fail_clearly() {
+    let sandbox = indexed();
+    let dir = sandbox.data.parent().unwrap();
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("notes.png", b"just some text, not an image".to_vec(), "not an image"),
+        ("empty.png", Vec::new(), "empty"),
+        ("cut.png", solid_png(64, [0, 255, 0])[..200].to_vec(), "truncated"),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = sandbox.run(&["identify", path.to_str().unwrap(), "--image-model", "fixture-clip-vision", "--provider", "none"]);
+        assert!(!out.status.success(), "{name} must fail");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+    let photo = dir.join("ok.png");
+    std::fs::write(&photo, solid_png(16, [0, 255, 0])).unwrap();
+    let out = sandbox.run(&["identify", photo.to_str().unwrap(), "--provider", "none"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("No image model is installed") && stderr.contains("README"), "{stderr}");
+}
