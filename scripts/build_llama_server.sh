@@ -14,8 +14,7 @@ for tool in cmake c++; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation "llama-cpp-python==$version" -d "$work" >&2 \
-  || python3 -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d "$work" >&2
+python3 -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d "$work" >&2
 tar -xzf "$work"/llama_cpp_python-$version.tar.gz -C "$work"
 src="$work/llama_cpp_python-$version/vendor/llama.cpp"
 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DLLAMA_BUILD_SERVER=ON \
