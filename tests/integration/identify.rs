@@ -106,3 +106,24 @@ fn bad_images_and_missing_models_fail_clearly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("No image model is installed") && stderr.contains("README"), "{stderr}");
 }
+
+#[test]
+fn a_vision_llm_can_classify_instead_of_clip() {
+    // No vision model runs here: a scripted OpenAI-compatible endpoint answers
+    // as one would, and records what Kea sent.
+    let answer = serde_json::json!({
+        "top_candidates": [{"name": "玄凤鹦鹉", "score": 0.9}, {"name": "Budgerigar", "score": 0.1}],
+        "visual_features": {"description": "grey body, yellow crest, orange cheek patch"},
+        "explanation": "crest and cheek patch", "confidence_level": "High"
+    });
+    let server = kea_llm::testing::scripted(vec![kea_llm::testing::sse_stream(&answer.to_string())]);
+    let sandbox = indexed();
+    let base = format!("{}/v1", server.url);
+    let r = identify(&sandbox, &solid_png(32, [128, 128, 128]), &["--classifier", "vision-llm", "--provider", "openai", "--base-url", &base, "--model", "vision"]);
+    assert_eq!(r["candidates"][0]["name"], "Cockatiel", "names are matched back to labels");
+    assert_eq!(r["level"], "High");
+    assert_eq!(r["visual_description"], "grey body, yellow crest, orange cheek patch");
+    let sent = server.bodies.lock().unwrap()[0].clone();
+    assert!(sent.contains("data:image/png;base64,"), "the photo is sent as a data URL");
+    assert!(sent.contains("Rosy-faced Lovebird"), "the labels are offered");
+}

@@ -212,19 +212,34 @@ pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn identify(config: EngineConfig, args: &LlmArgs, image: &Path, chat: Option<i64>, image_model: &str, lang: &str, json: bool) -> anyhow::Result<ExitCode> {
-    use kea_engine::identify::{ClipClassifier, IdentifyOptions};
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ClassifierKind {
+    Clip,
+    VisionLlm,
+}
+
+pub fn identify(
+    config: EngineConfig,
+    args: &LlmArgs,
+    image: &Path,
+    chat: Option<i64>,
+    (kind, image_model): (ClassifierKind, &str),
+    lang: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use kea_engine::identify::{ClipClassifier, IdentifyOptions, ImageClassifier, VisionLlmClassifier};
     let bytes = std::fs::read(image).with_context(|| format!("reading {}", image.display()))?;
-    let mut classifier = match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
-        Ok(c) => c,
-        Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => {
-            anyhow::bail!(
+    let mut classifier: Box<dyn ImageClassifier> = match kind {
+        ClassifierKind::VisionLlm => Box::new(VisionLlmClassifier::new(select(&config, args)?.provider)),
+        ClassifierKind::Clip => match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
+            Ok(c) => Box::new(c),
+            Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => anyhow::bail!(
                 "{e}\nNo image model is installed. Put a CLIP model folder (ONNX vision graph, preprocessor_config.json and a \
                  kea-model.json of kind image-embedding naming its text model) under models/, or build with \
                  --features kea-engine/hub on a machine with internet; see README \"Image identification\"."
-            )
-        }
-        Err(e) => return Err(e.into()),
+            ),
+            Err(e) => return Err(e.into()),
+        },
     };
     let choice = select(&config, args)?;
     let engine = Engine::open(config)?;
@@ -234,7 +249,7 @@ pub fn identify(config: EngineConfig, args: &LlmArgs, image: &Path, chat: Option
             eprintln!("[{tool} {ms:.0} ms] {output}");
         }
     };
-    let result = engine.identify(&mut classifier, choice.provider.as_ref(), &bytes, chat, &options, &mut sink)?;
+    let result = engine.identify(classifier.as_mut(), choice.provider.as_ref(), &bytes, chat, &options, &mut sink)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(ExitCode::SUCCESS);

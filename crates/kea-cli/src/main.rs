@@ -109,6 +109,10 @@ enum Command {
         /// Language of the evidence queries and the reply: en or zh.
         #[arg(long, default_value = "en")]
         lang: String,
+        /// clip (zero-shot with --image-model) or vision-llm (the --provider openai
+        /// endpoint's vision model).
+        #[arg(long, value_enum, default_value = "clip")]
+        classifier: chat::ClassifierKind,
         #[command(flatten)]
         llm: chat::LlmArgs,
         #[arg(long)]
@@ -188,8 +192,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             search::eval(config(&cli), golden, &configs, *json)
         }
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(&cli), llm, *chat_id, question, *max_tokens, *json),
-        Command::Identify { image, chat: chat_id, image_model, lang, llm, json } => {
-            chat::identify(config(&cli), llm, image, *chat_id, image_model, lang, *json)
+        Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
+            chat::identify(config(&cli), llm, image, *chat_id, (*classifier, image_model), lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
         Command::Bench { which } => {

@@ -132,6 +132,7 @@ mod hub {
             "multilingual-e5-small" => Some((EmbeddingModel::MultilingualE5Small, "query: ", "passage: ")),
             "bge-small-zh-v1.5" => Some((EmbeddingModel::BGESmallZHV15, "为这个句子生成表示以用于检索相关文章：", "")),
             "bge-small-en-v1.5" => Some((EmbeddingModel::BGESmallENV15, "Represent this sentence for searching relevant passages: ", "")),
+            "clip-vit-b-32-text" => Some((EmbeddingModel::ClipVitB32, "", "")),
             _ => None,
         }
     }

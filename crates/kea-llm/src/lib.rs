@@ -9,6 +9,7 @@ pub mod json;
 pub mod llama;
 pub mod openai;
 pub mod select;
+pub mod testing;
 
 use std::path::PathBuf;
 
@@ -37,11 +38,19 @@ impl Role {
 pub struct Message {
     pub role: Role,
     pub content: String,
+    /// Images as data URLs (`data:image/png;base64,…`), for vision models.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl Message {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Message { role, content: content.into() }
+        Message { role, content: content.into(), images: Vec::new() }
+    }
+
+    pub fn with_image(mut self, data_url: String) -> Self {
+        self.images.push(data_url);
+        self
     }
 }
 

@@ -181,6 +181,9 @@ impl Session<'_> {
     fn generate(&mut self, ctx: &mut LlamaContext<'_>, job: &Job) -> Result<Completion, LlmError> {
         let started = Instant::now();
         let request = &job.request;
+        if request.messages.iter().any(|m| !m.images.is_empty()) {
+            return Err(LlmError::Generation(format!("{} cannot see images; use a vision model over HTTP", self.spec.id)));
+        }
         let prompt = self.prompt(&request.messages)?;
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);

@@ -60,7 +60,18 @@ impl OpenAiProvider {
     }
 
     fn body(&self, request: &Request, with_schema: bool) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect();
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| {
+                if m.images.is_empty() {
+                    return json!({"role": m.role.as_str(), "content": m.content});
+                }
+                let mut parts = vec![json!({"type": "text", "text": m.content})];
+                parts.extend(m.images.iter().map(|url| json!({"type": "image_url", "image_url": {"url": url}})));
+                json!({"role": m.role.as_str(), "content": parts})
+            })
+            .collect();
         let mut body = json!({
             "model": self.config.model,
             "messages": messages,

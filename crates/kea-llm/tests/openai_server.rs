@@ -4,7 +4,6 @@
 //! injection (HTTP 500, malformed SSE, a silent server, a stream cut short)
 //! from a tiny scripted socket, the only way to produce those on demand.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -101,39 +100,12 @@ fn real_server_streams_honours_json_schema_and_cancels() {
     assert!(cancelled.tokens < 50);
 }
 
-/// Serves one scripted response per connection, then closes it.
 fn scripted(responses: Vec<Vec<u8>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for (stream, response) in listener.incoming().zip(responses) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            if response.is_empty() {
-                std::thread::sleep(Duration::from_secs(5)); // say nothing
-            } else {
-                stream.write_all(&response).unwrap();
-            }
-        }
-    });
-    url
+    kea_llm::testing::scripted(responses).url
 }
 
 fn http(status: &str, content_type: &str, body: &str) -> Vec<u8> {
-    format!("HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).into_bytes()
+    kea_llm::testing::http_response(status, content_type, body)
 }
 
 #[test]

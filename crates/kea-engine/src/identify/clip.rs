@@ -1,12 +1,14 @@
 //! Zero-shot classification with a CLIP model pair through fastembed: the
 //! image embedding against the text embeddings of label prompts (cached per
 //! label set), cosine × logit scale → softmax. A visual description comes
-//! from attribute prompts whose winner is clear.
+//! from attribute prompts whose winner is clear. With the `hub` feature,
+//! `clip-vit-b-32-vision` falls back to fastembed's hub model.
 
 use fastembed::{ImageEmbedding, ImageInitOptionsUserDefined, UserDefinedImageEmbeddingModel};
 use image::DynamicImage;
 
 use super::labels::Label;
+use super::ImageClassifier;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::model::{runtime, ModelPaths};
@@ -48,7 +50,10 @@ pub struct ClipClassifier {
 impl ClipClassifier {
     /// Loads the image model `id` and the text model its manifest names.
     pub fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Result<ClipClassifier> {
-        let local = paths.resolve(id)?;
+        let local = match paths.resolve(id) {
+            Ok(local) => local,
+            Err(not_local) => return hub::load(paths, id, options).unwrap_or(Err(not_local)),
+        };
         let m = &local.manifest;
         if m.kind != "image-embedding" {
             return Err(Error::InvalidInput(format!("model '{id}' is a {}, not an image model", m.kind)));
@@ -61,7 +66,11 @@ impl ClipClassifier {
         )
         .map_err(|e| Error::ModelMissing { model: id.to_string(), reason: format!("could not load the image model: {e}") })?;
         let text_id = m.text_model.clone().ok_or_else(|| Error::ModelMissing { model: id.into(), reason: "its manifest names no text_model".into() })?;
-        let mut text = OnnxEmbedder::load(paths, &text_id, options)?;
+        let text = OnnxEmbedder::load(paths, &text_id, options)?;
+        Self::assemble(vision, text, m.prompt.clone(), m.logit_scale.unwrap_or(100.0), m.min_similarity.unwrap_or(0.2))
+    }
+
+    fn assemble(vision: ImageEmbedding, mut text: OnnxEmbedder, prompt: Option<String>, logit_scale: f32, min_similarity: f32) -> Result<ClipClassifier> {
         let attribute_vectors = ATTRIBUTES
             .iter()
             .map(|(_, prompts)| text.embed_passages(&prompts.iter().map(|p| p.to_string()).collect::<Vec<_>>()))
@@ -69,9 +78,9 @@ impl ClipClassifier {
         Ok(ClipClassifier {
             vision,
             text,
-            prompt: m.prompt.clone().unwrap_or_else(|| "a photo of a {en} ({latin}), a kind of parrot".into()),
-            logit_scale: m.logit_scale.unwrap_or(100.0),
-            min_similarity: m.min_similarity.unwrap_or(0.2),
+            prompt: prompt.unwrap_or_else(|| "a photo of a {en} ({latin}), a kind of parrot".into()),
+            logit_scale,
+            min_similarity,
             cache: None,
             attribute_vectors,
         })
@@ -97,7 +106,14 @@ impl ClipClassifier {
         exp.into_iter().map(|e| e / sum).collect()
     }
 
-    pub fn classify(&mut self, image: &DynamicImage, labels: &[Label]) -> Result<Classification> {
+}
+
+impl ImageClassifier for ClipClassifier {
+    fn describe(&self) -> String {
+        format!("CLIP zero-shot ({})", self.text.model_id())
+    }
+
+    fn classify(&mut self, image: &DynamicImage, labels: &[Label]) -> Result<Classification> {
         if labels.is_empty() {
             return Err(Error::InvalidInput("no species labels: no document's front matter names a species".into()));
         }
@@ -123,5 +139,32 @@ impl ClipClassifier {
             }
         }
         Ok(Classification { ranked, best_similarity, min_similarity: self.min_similarity, visual_description: description.join(", ") })
+    }
+}
+
+#[cfg(feature = "hub")]
+mod hub {
+    use super::*;
+    use fastembed::{ImageEmbeddingModel, ImageInitOptions};
+
+    /// Qdrant's CLIP ViT-B/32 from fastembed's hub, for real users with internet.
+    pub(super) fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Option<Result<ClipClassifier>> {
+        (id == DEFAULT_IMAGE_MODEL).then(|| {
+            runtime::ensure_loaded(paths)?;
+            let cache = paths.dirs.last().cloned().unwrap_or_default().join("hub");
+            let vision = ImageEmbedding::try_new(ImageInitOptions::new(ImageEmbeddingModel::ClipVitB32).with_cache_dir(cache))
+                .map_err(|e| Error::ModelMissing { model: id.into(), reason: format!("could not fetch it from the model hub: {e}") })?;
+            let text = OnnxEmbedder::load(paths, "clip-vit-b-32-text", options)?;
+            ClipClassifier::assemble(vision, text, None, 100.0, 0.2)
+        })
+    }
+}
+
+#[cfg(not(feature = "hub"))]
+mod hub {
+    use super::*;
+
+    pub(super) fn load(_: &ModelPaths, _: &str, _: &EmbedOptions) -> Option<Result<ClipClassifier>> {
+        None
     }
 }

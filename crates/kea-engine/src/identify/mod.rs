@@ -7,6 +7,7 @@
 pub mod clip;
 pub mod image_input;
 pub mod labels;
+pub mod vision_llm;
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -19,8 +20,15 @@ use crate::chat::{ChatEvent, Citation};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::retrieve::{Hit, RetrievalConfig};
-pub use clip::{ClipClassifier, DEFAULT_IMAGE_MODEL};
+pub use clip::{Classification, ClipClassifier, DEFAULT_IMAGE_MODEL};
 pub use labels::Label;
+pub use vision_llm::VisionLlmClassifier;
+
+/// Ranks the labels for a photo (CLIP zero-shot, or a vision LLM).
+pub trait ImageClassifier {
+    fn describe(&self) -> String;
+    fn classify(&mut self, image: &image::DynamicImage, labels: &[Label]) -> Result<Classification>;
+}
 
 /// Confidence of the top candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,7 +167,7 @@ impl Engine {
     /// doubtful result against the knowledge base with `llm`.
     pub fn identify(
         &self,
-        classifier: &mut ClipClassifier,
+        classifier: &mut dyn ImageClassifier,
         llm: &dyn Provider,
         image_bytes: &[u8],
         chat_id: Option<i64>,
@@ -180,6 +188,9 @@ impl Engine {
         let labels = self.labels()?;
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "classify" });
+        if labels.is_empty() {
+            return Err(crate::error::Error::InvalidInput("no species labels: no document's front matter names a species".into()));
+        }
         let c = classifier.classify(&image, &labels)?;
         let candidates: Vec<Candidate> = c
             .ranked
@@ -187,7 +198,7 @@ impl Engine {
             .take(3)
             .map(|&(i, p)| Candidate { name: labels[i].name().to_string(), zh: labels[i].zh.clone(), latin: labels[i].latin.clone(), probability: p })
             .collect();
-        stage("classify", t, sink, json!({"candidates": candidates, "best_similarity": c.best_similarity}));
+        stage("classify", t, sink, json!({"classifier": classifier.describe(), "candidates": candidates, "best_similarity": c.best_similarity}));
 
         let top = candidates[0].clone();
         let level = options.level(top.probability);

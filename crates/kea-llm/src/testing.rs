@@ -1,0 +1,65 @@
+//! A scripted HTTP endpoint for tests: it answers each connection with the
+//! next canned response (an empty one means "say nothing") and records the
+//! request bodies. It stands in only where no real server can produce the
+//! case: HTTP errors, malformed streams, silence, or a vision model.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A running scripted endpoint.
+pub struct Scripted {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The request bodies received so far.
+    pub bodies: Arc<Mutex<Vec<String>>>,
+}
+
+/// An HTTP/1.1 response with a body.
+pub fn http_response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// A complete chat-completions stream whose content is `text`.
+pub fn sse_stream(text: &str) -> Vec<u8> {
+    let event = serde_json::json!({"choices": [{"delta": {"content": text}, "finish_reason": null}]});
+    http_response("200 OK", "text/event-stream", &format!("data: {event}\n\ndata: [DONE]\n\n"))
+}
+
+/// Serves `responses` in order, one per connection.
+pub fn scripted(responses: Vec<Vec<u8>>) -> Scripted {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("local address"));
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    std::thread::spawn(move || {
+        for (stream, response) in listener.incoming().zip(responses) {
+            let Ok(mut stream) = stream else { continue };
+            let Ok(clone) = stream.try_clone() else { continue };
+            let mut reader = BufReader::new(clone);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock().unwrap_or_else(|p| p.into_inner()).push(String::from_utf8_lossy(&body).into_owned());
+            if response.is_empty() {
+                std::thread::sleep(Duration::from_secs(5));
+            } else {
+                let _ = stream.write_all(&response);
+            }
+        }
+    });
+    Scripted { url, bodies }
+}
