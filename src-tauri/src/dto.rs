@@ -1,7 +1,10 @@
 //! The JSON shapes that cross the IPC boundary. Only the shell knows them;
 //! each converts from an engine type and nothing else.
 
-use kea_engine::store::DocRecord;
+use kea_engine::chat::{ChatAnswer, ChatEvent, Citation};
+use kea_engine::identify::Identification;
+use kea_engine::import::ImportReport;
+use kea_engine::store::{ChunkRow, Conversation, DocRecord};
 use kea_engine::{Error, Hit, IndexEvent, Status, SyncReport};
 use serde::Serialize;
 
@@ -130,6 +133,132 @@ impl ProgressDto {
     }
 }
 
+#[derive(Debug, Clone, Serialize)]
+pub struct CitationDto {
+    pub id: String,
+    pub source: String,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub chunk_id: i64,
+}
+
+impl From<&Citation> for CitationDto {
+    fn from(c: &Citation) -> Self {
+        CitationDto { id: c.id.clone(), source: c.source.clone(), heading_path: c.heading_path.clone(), page: c.page, chunk_id: c.chunk_id }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerDto {
+    pub chat_id: i64,
+    pub answer: String,
+    pub citations: Vec<CitationDto>,
+    pub notice: Option<String>,
+    pub refused: bool,
+    pub provider: String,
+    /// The route and the retrieval trace, for "how this was answered".
+    pub route: serde_json::Value,
+    pub trace: serde_json::Value,
+}
+
+impl From<&ChatAnswer> for AnswerDto {
+    fn from(a: &ChatAnswer) -> Self {
+        AnswerDto {
+            chat_id: a.chat_id,
+            answer: a.answer.clone(),
+            citations: a.citations.iter().map(CitationDto::from).collect(),
+            notice: a.notice.clone(),
+            refused: a.refused,
+            provider: a.provider_detail.clone(),
+            route: serde_json::to_value(&a.route).unwrap_or_default(),
+            trace: serde_json::to_value(&a.retrieval).unwrap_or_default(),
+        }
+    }
+}
+
+/// One streamed event of an answer or identification (sent over a Channel).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamDto {
+    Token { text: String },
+    Stage { name: String, ms: Option<f64>, detail: serde_json::Value },
+}
+
+impl StreamDto {
+    pub fn from_event(event: &ChatEvent) -> Option<Self> {
+        Some(match event {
+            ChatEvent::Token { text } => StreamDto::Token { text: text.clone() },
+            ChatEvent::ToolStart { tool } => StreamDto::Stage { name: tool.to_string(), ms: None, detail: serde_json::Value::Null },
+            ChatEvent::ToolEnd { tool, ms, output } => StreamDto::Stage { name: tool.to_string(), ms: Some(*ms), detail: output.clone() },
+            ChatEvent::Status { .. } | ChatEvent::Final { .. } => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentificationDto {
+    pub candidates: Vec<(String, Option<String>, f32)>,
+    pub level: String,
+    pub visual_description: String,
+    pub used_retrieval: bool,
+    pub evidence: Vec<CitationDto>,
+    pub decision: serde_json::Value,
+    pub reply: String,
+}
+
+impl From<&Identification> for IdentificationDto {
+    fn from(r: &Identification) -> Self {
+        IdentificationDto {
+            candidates: r.candidates.iter().map(|c| (c.name.clone(), c.zh.clone(), c.probability)).collect(),
+            level: format!("{:?}", r.level),
+            visual_description: r.visual_description.clone(),
+            used_retrieval: r.used_retrieval,
+            evidence: r.evidence.iter().map(CitationDto::from).collect(),
+            decision: serde_json::to_value(&r.decision).unwrap_or_default(),
+            reply: r.reply.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct ImportDto {
+    pub imported: Vec<String>,
+    pub rejected: Vec<(String, String)>,
+}
+
+impl From<ImportReport> for ImportDto {
+    fn from(r: ImportReport) -> Self {
+        ImportDto { imported: r.imported, rejected: r.rejected }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct PassageDto {
+    pub chunk_id: i64,
+    pub source: String,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub text: String,
+}
+
+impl From<ChunkRow> for PassageDto {
+    fn from(c: ChunkRow) -> Self {
+        PassageDto { chunk_id: c.id, source: c.source, heading_path: c.heading_path, page: c.page, text: c.text }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConversationDto {
+    pub id: i64,
+    pub title: String,
+}
+
+impl From<Conversation> for ConversationDto {
+    fn from(c: Conversation) -> Self {
+        ConversationDto { id: c.id, title: c.title }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +275,14 @@ mod tests {
         let dto = ProgressDto::from_event(&event).unwrap();
         assert_eq!(serde_json::to_value(&dto).unwrap()["type"], "file_done");
         assert!(ProgressDto::from_event(&IndexEvent::ChunksEmbedded { count: 4 }).is_none());
+    }
+
+    #[test]
+    fn stream_events_keep_tokens_and_stages() {
+        let token = StreamDto::from_event(&ChatEvent::Token { text: "Hi".into() }).unwrap();
+        assert_eq!(serde_json::to_value(token).unwrap(), serde_json::json!({"type": "token", "text": "Hi"}));
+        let stage = StreamDto::from_event(&ChatEvent::ToolEnd { tool: "retrieval", ms: 3.5, output: serde_json::json!({"hits": 2}) }).unwrap();
+        assert_eq!(serde_json::to_value(stage).unwrap()["name"], "retrieval");
+        assert!(StreamDto::from_event(&ChatEvent::Status { message: "x".into() }).is_none());
     }
 }

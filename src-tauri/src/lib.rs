@@ -8,14 +8,20 @@ mod dto;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use dto::{ErrorDto, HitDto, ProgressDto, StatusDto};
+use dto::{AnswerDto, ConversationDto, ErrorDto, HitDto, IdentificationDto, ImportDto, PassageDto, ProgressDto, StatusDto, StreamDto};
+use kea_engine::chat::{ChatOptions, RouterMode};
+use kea_engine::identify::{ClipClassifier, IdentifyOptions};
 use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
+use kea_llm::{LlmSettings, Provider, ProviderKind, ProviderPreference};
+use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, State};
 
-/// The engine, set once it has opened.
+/// The engine and language model, set once they have opened.
 #[derive(Default)]
 struct AppState {
     engine: OnceLock<Arc<Engine>>,
+    llm: OnceLock<Arc<dyn Provider>>,
+    classifier: Arc<std::sync::Mutex<Option<ClipClassifier>>>,
     watcher: std::sync::Mutex<Option<kea_engine::WatchHandle>>,
 }
 
@@ -23,6 +29,104 @@ impl AppState {
     fn engine(&self) -> Result<Arc<Engine>, ErrorDto> {
         self.engine.get().cloned().ok_or_else(ErrorDto::not_ready)
     }
+
+    fn llm(&self) -> Result<Arc<dyn Provider>, ErrorDto> {
+        self.llm.get().cloned().ok_or_else(ErrorDto::not_ready)
+    }
+}
+
+/// Sends a stream event to the webview (a closed window just drops it).
+fn forward(channel: &Channel<StreamDto>) -> impl FnMut(kea_engine::chat::ChatEvent) + '_ {
+    move |event| {
+        if let Some(dto) = StreamDto::from_event(&event) {
+            let _ = channel.send(dto);
+        }
+    }
+}
+
+#[tauri::command]
+async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>, on_event: Channel<StreamDto>) -> Result<AnswerDto, ErrorDto> {
+    let (engine, llm) = (state.engine()?, state.llm()?);
+    blocking(move || {
+        // The tiny embedded models route worse than the keyword rules (see README).
+        let router = if llm.kind() == ProviderKind::Openai { RouterMode::Llm } else { RouterMode::Keywords };
+        let options = ChatOptions { router, ..Default::default() };
+        let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &|| false)?;
+        Ok(AnswerDto::from(&answer))
+    })
+    .await
+}
+
+#[tauri::command]
+async fn identify(
+    state: State<'_, AppState>,
+    path: Option<String>,
+    bytes: Option<Vec<u8>>,
+    chat_id: Option<i64>,
+    on_event: Channel<StreamDto>,
+) -> Result<IdentificationDto, ErrorDto> {
+    let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
+    blocking(move || {
+        let image = match (path, bytes) {
+            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto { kind: "io", message: format!("{path}: {e}") })?,
+            (None, Some(bytes)) => bytes,
+            (None, None) => return Err(ErrorDto { kind: "invalid_input", message: "no image given".into() }),
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let config = engine.config();
+            let id = std::env::var("KEA_IMAGE_MODEL").unwrap_or_else(|_| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
+            *slot = Some(ClipClassifier::load(&config.model_paths, &id, &config.embed)?);
+        }
+        let classifier = slot.as_mut().expect("loaded above");
+        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &IdentifyOptions::default(), &mut forward(&on_event))?;
+        Ok(IdentificationDto::from(&result))
+    })
+    .await
+}
+
+#[tauri::command]
+async fn import_files(state: State<'_, AppState>, paths: Vec<String>) -> Result<ImportDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(ImportDto::from(engine.import(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>())?))).await
+}
+
+#[tauri::command]
+async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || {
+        let row = engine.chunk_rows(&[chunk_id as u64])?.pop();
+        row.map(PassageDto::from).ok_or_else(|| ErrorDto { kind: "not_found", message: format!("passage {chunk_id} is no longer indexed") })
+    })
+    .await
+}
+
+#[tauri::command]
+async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto>, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.conversations()?.into_iter().map(ConversationDto::from).collect())).await
+}
+
+/// Chooses the language model (auto: endpoint from the environment, Ollama,
+/// the embedded GGUF, or none) and reports the choice to the UI.
+fn start_llm(app: &AppHandle, config: &EngineConfig) {
+    let settings = LlmSettings {
+        preference: ProviderPreference::Auto,
+        base_url: std::env::var("KEA_LLM_BASE_URL").ok(),
+        model: std::env::var("KEA_LLM_MODEL").ok(),
+        api_key: std::env::var("KEA_LLM_API_KEY").ok(),
+        gguf: std::env::var_os("KEA_GGUF").map(PathBuf::from),
+        embedded_model: std::env::var("KEA_EMBEDDED_MODEL").unwrap_or_else(|_| "smollm2-135m-instruct".into()),
+        model_dirs: config.model_paths.dirs.clone(),
+        threads: None,
+        probe_ollama: true,
+    };
+    let choice = kea_llm::auto_select(&settings).unwrap_or_else(|e| kea_llm::LlmChoice {
+        provider: Box::new(kea_llm::select::NoProvider),
+        reason: format!("no language model: {e}"),
+    });
+    let _ = app.emit("llm-ready", serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason}));
+    let _ = app.state::<AppState>().llm.set(Arc::from(choice.provider));
 }
 
 /// Runs a blocking engine call off the async runtime's worker threads.
@@ -96,6 +200,7 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
         let state = app.state::<AppState>();
         let _ = state.engine.set(engine.clone());
         let _ = app.emit("engine-ready", ());
+        start_llm(&app, engine.config());
         if let Err(e) = engine.sync(&progress_sink(app.clone()), &CancelToken::new()) {
             let _ = app.emit("engine-error", ErrorDto::from(e));
         }
@@ -117,7 +222,7 @@ pub fn run() {
     let config = config_from_args();
     tauri::Builder::default()
         .manage(AppState::default())
-        .invoke_handler(tauri::generate_handler![status, search, reindex])
+        .invoke_handler(tauri::generate_handler![status, search, reindex, ask, identify, import_files, passage, conversations])
         .setup(move |app| {
             start_engine(app.handle().clone(), config);
             Ok(())

@@ -31,3 +31,27 @@ describe("command errors", () => {
     expect(asCommandError("boom")).toEqual({ kind: "internal", message: "boom" });
   });
 });
+
+import { isImagePath, splitCitations } from "./state";
+
+describe("citations", () => {
+  it("splits markers out of the text", () => {
+    expect(splitCitations("Seeds [S1] and pellets [S2, S3].")).toEqual([
+      { text: "Seeds " }, { cite: "S1" }, { text: " and pellets " }, { cite: "S2" }, { cite: "S3" }, { text: "." },
+    ]);
+  });
+
+  it("leaves markup as plain text (it is inserted with textContent)", () => {
+    const parts = splitCitations('<img src=x onerror=alert(1)> [S1] <svg onload=alert(2)>');
+    expect(parts[0]).toEqual({ text: "<img src=x onerror=alert(1)> " });
+    expect(parts[1]).toEqual({ cite: "S1" });
+    expect(splitCitations("[note] [S] [s1]")).toEqual([{ text: "[note] [S] [s1]" }]);
+  });
+});
+
+describe("drops", () => {
+  it("routes images to identification and documents to import", () => {
+    expect(isImagePath("/tmp/Bird.JPG")).toBe(true);
+    expect(isImagePath("/tmp/notes.md")).toBe(false);
+  });
+});

@@ -57,3 +57,28 @@ export function asCommandError(e: unknown): CommandError {
   }
   return { kind: "internal", message: String(e) };
 }
+
+/** A piece of an answer: plain text, or a citation marker like [S1]. */
+export type AnswerPart = { text: string } | { cite: string };
+
+/** Splits an answer into text and citation markers ([S1], [S1, S2]). */
+export function splitCitations(answer: string): AnswerPart[] {
+  const parts: AnswerPart[] = [];
+  const pattern = /\[(S\d+(?:\s*,\s*S\d+)*)\]/g;
+  let last = 0;
+  for (const match of answer.matchAll(pattern)) {
+    if (match.index! > last) parts.push({ text: answer.slice(last, match.index) });
+    for (const label of match[1].split(",")) parts.push({ cite: label.trim() });
+    last = match.index! + match[0].length;
+  }
+  if (last < answer.length) parts.push({ text: answer.slice(last) });
+  return parts;
+}
+
+const IMAGE_EXTENSIONS = ["jpg", "jpeg", "png", "webp", "gif", "bmp"];
+
+/** Whether a dropped path is an image (identify) rather than a document (import). */
+export function isImagePath(path: string): boolean {
+  const ext = path.split(".").pop()?.toLowerCase() ?? "";
+  return IMAGE_EXTENSIONS.includes(ext);
+}

@@ -12,6 +12,7 @@ pub mod error;
 pub mod extract;
 pub mod frontmatter;
 pub mod identify;
+pub mod import;
 mod ingest;
 pub mod model;
 pub mod progress;

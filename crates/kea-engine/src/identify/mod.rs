@@ -321,6 +321,31 @@ mod tests {
     }
 
     #[test]
+    fn evidence_is_deduplicated_by_source_and_text() {
+        let hit = |id: i64, source: &str, text: &str| Hit {
+            chunk: crate::store::ChunkRow {
+                id,
+                source: source.into(),
+                title: None,
+                chunk_index: 0,
+                total_chunks: 1,
+                heading_path: String::new(),
+                page: None,
+                byte_start: 0,
+                byte_end: 0,
+                text: text.into(),
+            },
+            score: 1.0,
+            dense: None,
+            sparse: None,
+            fused: None,
+            rerank: None,
+        };
+        let kept = dedupe_evidence(vec![hit(1, "a.md", "Green body."), hit(1, "a.md", "Green body."), hit(2, "b.md", "Green body."), hit(3, "a.md", "Red")]);
+        assert_eq!(kept.iter().map(|h| h.chunk.id).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
     fn decisions_parse_or_are_rejected() {
         let c = [candidate("Budgerigar", "虎皮鹦鹉", 0.5)];
         let ok = parse_decision(r#" {"final_name": "Budgerigar", "reasoning": "green", "need_more_info": false, "followup": ""}"#, &c).unwrap();
