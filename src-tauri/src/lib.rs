@@ -21,6 +21,8 @@ use tauri::{AppHandle, Emitter, Manager, State};
 struct AppState {
     engine: OnceLock<Arc<Engine>>,
     llm: OnceLock<Arc<dyn Provider>>,
+    /// What `llm-ready` announced, for a webview that loads after it.
+    llm_info: OnceLock<serde_json::Value>,
     classifier: Arc<std::sync::Mutex<Option<ClipClassifier>>>,
     watcher: std::sync::Mutex<Option<kea_engine::WatchHandle>>,
 }
@@ -101,6 +103,12 @@ async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto
     .await
 }
 
+/// The language model in use and why (null until chosen).
+#[tauri::command]
+fn llm_info(state: State<'_, AppState>) -> serde_json::Value {
+    state.llm_info.get().cloned().unwrap_or_default()
+}
+
 #[tauri::command]
 async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto>, ErrorDto> {
     let engine = state.engine()?;
@@ -125,8 +133,11 @@ fn start_llm(app: &AppHandle, config: &EngineConfig) {
         provider: Box::new(kea_llm::select::NoProvider),
         reason: format!("no language model: {e}"),
     });
-    let _ = app.emit("llm-ready", serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason}));
-    let _ = app.state::<AppState>().llm.set(Arc::from(choice.provider));
+    let info = serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason});
+    let state = app.state::<AppState>();
+    let _ = state.llm.set(Arc::from(choice.provider));
+    let _ = state.llm_info.set(info.clone());
+    let _ = app.emit("llm-ready", info);
 }
 
 /// Runs a blocking engine call off the async runtime's worker threads.
@@ -222,7 +233,7 @@ pub fn run() {
     let config = config_from_args();
     tauri::Builder::default()
         .manage(AppState::default())
-        .invoke_handler(tauri::generate_handler![status, search, reindex, ask, identify, import_files, passage, conversations])
+        .invoke_handler(tauri::generate_handler![status, search, reindex, ask, identify, import_files, passage, conversations, llm_info])
         .setup(move |app| {
             start_engine(app.handle().clone(), config);
             Ok(())

@@ -249,10 +249,13 @@ void getCurrentWebview().onDragDropEvent((event) => {
       .catch((e) => toast(asCommandError(e).message));
   }
 });
-void listen<{ provider: string; reason: string }>("llm-ready", (event) => {
-  $("llm-state").textContent = `· ${event.payload.provider}`;
-  $("llm-state").title = event.payload.reason;
-});
+function showLlm(info: { provider: string; reason: string } | null) {
+  if (!info) return;
+  $("llm-state").textContent = `· ${info.provider}`;
+  $("llm-state").title = info.reason;
+}
+void listen<{ provider: string; reason: string }>("llm-ready", (event) => showLlm(event.payload));
+void invoke<{ provider: string; reason: string } | null>("llm_info").then(showLlm);
 $("reindex").addEventListener("click", () => {
   invoke("reindex").catch((e) => toast(asCommandError(e).message));
 });
