@@ -12,7 +12,7 @@ use dto::{AnswerDto, ConversationDto, ErrorDto, HitDto, IdentificationDto, Impor
 use kea_engine::chat::{ChatOptions, RouterMode};
 use kea_engine::identify::{ClipClassifier, IdentifyOptions};
 use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
-use kea_llm::{LlmSettings, Provider, ProviderKind, ProviderPreference};
+use kea_llm::{LlmSettings, Provider};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, State};
 
@@ -50,9 +50,7 @@ fn forward(channel: &Channel<StreamDto>) -> impl FnMut(kea_engine::chat::ChatEve
 async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>, on_event: Channel<StreamDto>) -> Result<AnswerDto, ErrorDto> {
     let (engine, llm) = (state.engine()?, state.llm()?);
     blocking(move || {
-        // The tiny embedded models route worse than the keyword rules (see README).
-        let router = if llm.kind() == ProviderKind::Openai { RouterMode::Llm } else { RouterMode::Keywords };
-        let options = ChatOptions { router, ..Default::default() };
+        let options = ChatOptions { router: RouterMode::for_provider(llm.kind()), ..Default::default() };
         let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &|| false)?;
         Ok(AnswerDto::from(&answer))
     })
@@ -118,17 +116,7 @@ async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto
 /// Chooses the language model (auto: endpoint from the environment, Ollama,
 /// the embedded GGUF, or none) and reports the choice to the UI.
 fn start_llm(app: &AppHandle, config: &EngineConfig) {
-    let settings = LlmSettings {
-        preference: ProviderPreference::Auto,
-        base_url: std::env::var("KEA_LLM_BASE_URL").ok(),
-        model: std::env::var("KEA_LLM_MODEL").ok(),
-        api_key: std::env::var("KEA_LLM_API_KEY").ok(),
-        gguf: std::env::var_os("KEA_GGUF").map(PathBuf::from),
-        embedded_model: std::env::var("KEA_EMBEDDED_MODEL").unwrap_or_else(|_| "smollm2-135m-instruct".into()),
-        model_dirs: config.model_paths.dirs.clone(),
-        threads: None,
-        probe_ollama: true,
-    };
+    let settings = LlmSettings::from_env(config.model_paths.dirs.clone());
     let choice = kea_llm::auto_select(&settings).unwrap_or_else(|e| kea_llm::LlmChoice {
         provider: Box::new(kea_llm::select::NoProvider),
         reason: format!("no language model: {e}"),

@@ -14,10 +14,7 @@ use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 use kea_llm::{auto_select, LlmChoice, LlmSettings, ProviderPreference};
 
-/// The embedded model used when none is named. Measured on
-/// tests/golden/routing.jsonl (32 questions): SmolLM2-135M routed 47%,
-/// gemma-3-270m 44%, and SmolLM2 generates faster and has a chat template.
-pub const DEFAULT_EMBEDDED_MODEL: &str = "smollm2-135m-instruct";
+pub use kea_llm::select::DEFAULT_EMBEDDED_MODEL;
 
 #[derive(Args, Clone)]
 pub struct LlmArgs {
@@ -58,8 +55,7 @@ fn router_mode(args: &LlmArgs, choice: &LlmChoice) -> RouterMode {
     match args.router {
         Router::Llm => RouterMode::Llm,
         Router::Keywords => RouterMode::Keywords,
-        Router::Auto if choice.provider.kind() == kea_llm::ProviderKind::Openai => RouterMode::Llm,
-        Router::Auto => RouterMode::Keywords,
+        Router::Auto => RouterMode::for_provider(choice.provider.kind()),
     }
 }
 

@@ -198,7 +198,7 @@ pub(super) fn compose(
         .map_err(|e| crate::error::Error::Embedding(format!("the language model failed: {e}")))?;
     sink(ChatEvent::ToolEnd {
         tool: "llm",
-        ms: (t.elapsed().as_secs_f64() * 100_000.0).round() / 100.0,
+        ms: crate::retrieve::elapsed_ms(t),
         output: serde_json::json!({"tokens": completion.tokens, "first_token_ms": completion.first_token_ms, "finish": completion.finish}),
     });
     let known: BTreeSet<String> = retrieval.map(|r| r.context.blocks.iter().map(|b| b.label.clone()).collect()).unwrap_or_default();

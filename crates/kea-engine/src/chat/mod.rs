@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::retrieve::{RetrievalConfig, Trace};
+use crate::retrieve::{elapsed_ms as ms, RetrievalConfig, Trace};
 pub use answer::Citation;
 pub use router::{DecidedBy, Route, RouterMode};
 
@@ -67,9 +67,6 @@ impl Default for ChatOptions {
     }
 }
 
-fn ms(since: Instant) -> f64 {
-    (since.elapsed().as_secs_f64() * 100_000.0).round() / 100.0
-}
 
 impl Engine {
     /// Answers `question` in conversation `chat_id` (a new one when `None`),
@@ -89,11 +86,13 @@ impl Engine {
         }
         let (chat_id, subject, history) = {
             let store = self.store();
-            let id = match chat_id {
-                Some(id) => store.conversation(id)?.map(|c| c.id).ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?,
-                None => store.create_conversation(&question.chars().take(60).collect::<String>())?,
+            let (id, subject) = match chat_id {
+                Some(id) => {
+                    let c = store.conversation(id)?.ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?;
+                    (c.id, c.subject)
+                }
+                None => (store.create_conversation(&question.chars().take(60).collect::<String>())?, None),
             };
-            let subject = store.conversation(id)?.and_then(|c| c.subject);
             (id, subject, store.recent_messages(id, options.history_messages)?)
         };
         sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
@@ -157,17 +156,7 @@ impl Engine {
         Ok(answer)
     }
 
-    /// Sets a conversation's subject (e.g. after identifying a species), so
-    /// that "what does it eat?" is routed to it.
-    pub fn set_chat_subject(&self, chat_id: i64, subject: &str) -> Result<()> {
-        self.store().set_subject(chat_id, subject)
-    }
-
     pub fn conversations(&self) -> Result<Vec<crate::store::Conversation>> {
         self.store().conversations()
-    }
-
-    pub fn chat_messages(&self, chat_id: i64, limit: usize) -> Result<Vec<crate::store::StoredMessage>> {
-        self.store().recent_messages(chat_id, limit)
     }
 }

@@ -19,6 +19,19 @@ pub enum RouterMode {
     Keywords,
 }
 
+impl RouterMode {
+    /// The `auto` choice: the LLM for server models; the keyword rules for
+    /// the tiny embedded models, which routed worse than the rules
+    /// (tests/golden/routing.jsonl: rules 100%, SmolLM2 47%, gemma 44%).
+    pub fn for_provider(kind: kea_llm::ProviderKind) -> RouterMode {
+        if kind == kea_llm::ProviderKind::Openai {
+            RouterMode::Llm
+        } else {
+            RouterMode::Keywords
+        }
+    }
+}
+
 /// Routes `question` the way `mode` says.
 pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, subject: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
     match mode {

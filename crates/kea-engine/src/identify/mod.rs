@@ -176,7 +176,7 @@ impl Engine {
     ) -> Result<Identification> {
         let mut timings = serde_json::Map::new();
         let mut stage = |name: &'static str, t: Instant, sink: &mut dyn FnMut(ChatEvent), output: serde_json::Value| {
-            let ms = (t.elapsed().as_secs_f64() * 100_000.0).round() / 100.0;
+            let ms = crate::retrieve::elapsed_ms(t);
             timings.insert(name.into(), json!(ms));
             sink(ChatEvent::ToolEnd { tool: name, ms, output });
         };

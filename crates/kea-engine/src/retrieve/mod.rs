@@ -150,11 +150,16 @@ pub fn prepare_query(query: &str) -> String {
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Milliseconds since `since`, to two decimals (every stage timing uses it).
+pub(crate) fn elapsed_ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 100_000.0).round() / 100.0
+}
+
 struct Timer(Instant);
 
 impl Timer {
     fn ms(&self) -> f64 {
-        (self.0.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+        elapsed_ms(self.0)
     }
 }
 
