@@ -4,9 +4,11 @@
 use kea_engine::chat::{ChatAnswer, ChatEvent, Citation};
 use kea_engine::identify::Identification;
 use kea_engine::import::ImportReport;
-use kea_engine::store::{ChunkRow, Conversation, DocRecord};
+use kea_engine::eval::EvalResult;
+use kea_engine::settings::{LlmPreferences, Settings, Theme};
+use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
 use kea_engine::{Error, Hit, IndexEvent, Status, SyncReport};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An error the UI branches on by `kind`, never by message.
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +30,10 @@ impl From<Error> for ErrorDto {
 }
 
 impl ErrorDto {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        ErrorDto { kind, message: message.into() }
+    }
+
     /// The engine is still opening (loading the index) in the background.
     pub fn not_ready() -> Self {
         ErrorDto { kind: "not_ready", message: "the index is still opening".into() }
@@ -259,6 +265,125 @@ impl From<Conversation> for ConversationDto {
     }
 }
 
+/// One stored message of a conversation, for reopening it.
+#[derive(Debug, Serialize)]
+pub struct MessageDto {
+    pub role: String,
+    pub content: String,
+    pub citations: serde_json::Value,
+}
+
+impl From<StoredMessage> for MessageDto {
+    fn from(m: StoredMessage) -> Self {
+        MessageDto { role: m.role, content: m.content, citations: m.citations }
+    }
+}
+
+/// One configuration's evaluation: metrics, per language, and the misses.
+#[derive(Debug, Serialize)]
+pub struct EvalDto {
+    pub name: String,
+    pub metrics: serde_json::Value,
+    pub by_lang: serde_json::Value,
+    pub misses: serde_json::Value,
+    pub ms_per_query: f64,
+}
+
+impl From<&EvalResult> for EvalDto {
+    fn from(r: &EvalResult) -> Self {
+        EvalDto {
+            name: r.name.clone(),
+            metrics: serde_json::to_value(&r.metrics).unwrap_or_default(),
+            by_lang: serde_json::to_value(&r.by_lang).unwrap_or_default(),
+            misses: serde_json::to_value(&r.misses).unwrap_or_default(),
+            ms_per_query: r.ms_per_query,
+        }
+    }
+}
+
+/// The settings screen's fields. The API key never goes to the webview:
+/// it reports `api_key_set`, and a new key is sent only when typed
+/// (`api_key: ""` clears it, absent keeps it).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SettingsDto {
+    pub provider: kea_llm::ProviderPreference,
+    pub gguf: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub api_key: Option<String>,
+    #[serde(default)]
+    pub api_key_set: bool,
+    pub models_dir: Option<String>,
+    pub rerank: bool,
+    pub mmr: bool,
+    pub mmr_lambda: f32,
+    pub filter: bool,
+    pub min_score: f32,
+    pub llm_rerank: bool,
+    pub summary: bool,
+    pub query_expansion: bool,
+    pub language: Option<String>,
+    pub theme: Theme,
+}
+
+impl From<&Settings> for SettingsDto {
+    fn from(s: &Settings) -> Self {
+        let shown = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        SettingsDto {
+            provider: s.llm.provider,
+            gguf: shown(&s.llm.gguf),
+            base_url: s.llm.base_url.clone(),
+            model: s.llm.model.clone(),
+            api_key: None,
+            api_key_set: s.llm.api_key.as_deref().is_some_and(|k| !k.is_empty()),
+            models_dir: shown(&s.models_dir),
+            rerank: s.retrieval.rerank,
+            mmr: s.retrieval.mmr,
+            mmr_lambda: s.retrieval.mmr_lambda,
+            filter: s.retrieval.filter,
+            min_score: s.retrieval.min_score,
+            llm_rerank: s.enhance.llm_rerank,
+            summary: s.enhance.summary,
+            query_expansion: s.enhance.query_expansion,
+            language: s.language.clone(),
+            theme: s.theme,
+        }
+    }
+}
+
+impl SettingsDto {
+    /// The settings with these fields applied over `previous` (which keeps
+    /// every knob the screen does not show, and the key unless replaced).
+    pub fn into_settings(self, previous: &Settings) -> Settings {
+        let path = |p: Option<String>| p.filter(|p| !p.trim().is_empty()).map(std::path::PathBuf::from);
+        let text = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        let mut next = previous.clone();
+        next.llm = LlmPreferences {
+            provider: self.provider,
+            gguf: path(self.gguf),
+            base_url: text(self.base_url),
+            model: text(self.model),
+            api_key: match self.api_key {
+                Some(key) => text(Some(key)),
+                None => previous.llm.api_key.clone(),
+            },
+        };
+        next.models_dir = path(self.models_dir);
+        next.retrieval.rerank = self.rerank;
+        next.retrieval.mmr = self.mmr;
+        next.retrieval.mmr_lambda = self.mmr_lambda;
+        next.retrieval.filter = self.filter;
+        next.retrieval.min_score = self.min_score;
+        next.enhance.llm_rerank = self.llm_rerank;
+        next.enhance.summary = self.summary;
+        next.enhance.query_expansion = self.query_expansion;
+        next.language = text(self.language);
+        next.theme = self.theme;
+        next
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +409,19 @@ mod tests {
         let stage = StreamDto::from_event(&ChatEvent::ToolEnd { tool: "retrieval", ms: 3.5, output: serde_json::json!({"hits": 2}) }).unwrap();
         assert_eq!(serde_json::to_value(stage).unwrap()["name"], "retrieval");
         assert!(StreamDto::from_event(&ChatEvent::Status { message: "x".into() }).is_none());
+    }
+
+    #[test]
+    fn the_api_key_never_reaches_the_webview_and_survives_a_save() {
+        let mut settings = Settings::default();
+        settings.llm.api_key = Some("sk-secret".into());
+        let dto = SettingsDto::from(&settings);
+        let json = serde_json::to_string(&dto).unwrap();
+        assert!(!json.contains("sk-secret") && json.contains("\"api_key_set\":true"), "{json}");
+        let back: SettingsDto = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.into_settings(&settings).llm.api_key.as_deref(), Some("sk-secret"));
+        let mut cleared: SettingsDto = serde_json::from_str(&json).unwrap();
+        cleared.api_key = Some(String::new());
+        assert_eq!(cleared.into_settings(&settings).llm.api_key, None);
     }
 }

@@ -1,30 +1,39 @@
-//! Kea's desktop shell: a thin Tauri layer over `kea-engine`. Each command
-//! converts its DTO, makes one engine call on a blocking thread, and converts
-//! back; index progress is broadcast as the `index-progress` event. The
-//! window appears at once while the engine opens and syncs in the background.
+//! Kea's desktop shell: a thin Tauri layer over `kea-engine`. Commands (in
+//! `commands.rs`) convert a DTO, make one engine call on a blocking thread,
+//! and convert back; index progress is broadcast as the `index-progress`
+//! event. The window appears at once while the engine opens and syncs in the
+//! background.
 
+mod commands;
 mod dto;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use dto::{AnswerDto, ConversationDto, ErrorDto, HitDto, IdentificationDto, ImportDto, PassageDto, ProgressDto, StatusDto, StreamDto};
-use kea_engine::chat::{ChatOptions, RouterMode};
-use kea_engine::identify::{ClipClassifier, IdentifyOptions};
-use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
-use kea_llm::{LlmSettings, Provider};
-use tauri::ipc::Channel;
-use tauri::{AppHandle, Emitter, Manager, State};
+use dto::{ErrorDto, ProgressDto};
+use kea_engine::identify::ClipClassifier;
+use kea_engine::settings::Settings;
+use kea_engine::{CancelToken, Engine, EngineConfig};
+use kea_llm::Provider;
+use tauri::{AppHandle, Emitter, Manager};
 
-/// The engine and language model, set once they have opened.
+/// The engine and language model (set once they have opened) and the
+/// user's settings.
 #[derive(Default)]
 struct AppState {
     engine: OnceLock<Arc<Engine>>,
-    llm: OnceLock<Arc<dyn Provider>>,
+    llm: RwLock<Option<Arc<dyn Provider>>>,
     /// What `llm-ready` announced, for a webview that loads after it.
-    llm_info: OnceLock<serde_json::Value>,
-    classifier: Arc<std::sync::Mutex<Option<ClipClassifier>>>,
-    watcher: std::sync::Mutex<Option<kea_engine::WatchHandle>>,
+    llm_info: RwLock<serde_json::Value>,
+    settings: RwLock<Settings>,
+    settings_path: OnceLock<PathBuf>,
+    classifier: Arc<Mutex<Option<ClipClassifier>>>,
+    watcher: Mutex<Option<kea_engine::WatchHandle>>,
+    /// Bumped by "stop": an answer started under an older value stops.
+    stop_epoch: Arc<AtomicU64>,
+    /// The cancel token of the indexing run in progress.
+    indexing: Mutex<CancelToken>,
 }
 
 impl AppState {
@@ -33,133 +42,35 @@ impl AppState {
     }
 
     fn llm(&self) -> Result<Arc<dyn Provider>, ErrorDto> {
-        self.llm.get().cloned().ok_or_else(ErrorDto::not_ready)
+        self.llm.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(ErrorDto::not_ready)
+    }
+
+    fn settings(&self) -> Settings {
+        self.settings.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A fresh cancel token for an indexing run, replacing the last one.
+    fn new_indexing_token(&self) -> CancelToken {
+        let token = CancelToken::new();
+        *self.indexing.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
+        token
     }
 }
 
-/// Sends a stream event to the webview (a closed window just drops it).
-fn forward(channel: &Channel<StreamDto>) -> impl FnMut(kea_engine::chat::ChatEvent) + '_ {
-    move |event| {
-        if let Some(dto) = StreamDto::from_event(&event) {
-            let _ = channel.send(dto);
-        }
-    }
-}
-
-#[tauri::command]
-async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>, on_event: Channel<StreamDto>) -> Result<AnswerDto, ErrorDto> {
-    let (engine, llm) = (state.engine()?, state.llm()?);
-    blocking(move || {
-        let options = ChatOptions { router: RouterMode::for_provider(llm.kind()), ..Default::default() };
-        let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &|| false)?;
-        Ok(AnswerDto::from(&answer))
-    })
-    .await
-}
-
-#[tauri::command]
-async fn identify(
-    state: State<'_, AppState>,
-    path: Option<String>,
-    bytes: Option<Vec<u8>>,
-    chat_id: Option<i64>,
-    on_event: Channel<StreamDto>,
-) -> Result<IdentificationDto, ErrorDto> {
-    let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
-    blocking(move || {
-        let image = match (path, bytes) {
-            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto { kind: "io", message: format!("{path}: {e}") })?,
-            (None, Some(bytes)) => bytes,
-            (None, None) => return Err(ErrorDto { kind: "invalid_input", message: "no image given".into() }),
-        };
-        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            let config = engine.config();
-            let id = std::env::var("KEA_IMAGE_MODEL").unwrap_or_else(|_| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
-            *slot = Some(ClipClassifier::load(&config.model_paths, &id, &config.embed)?);
-        }
-        let classifier = slot.as_mut().expect("loaded above");
-        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &IdentifyOptions::default(), &mut forward(&on_event))?;
-        Ok(IdentificationDto::from(&result))
-    })
-    .await
-}
-
-#[tauri::command]
-async fn import_files(state: State<'_, AppState>, paths: Vec<String>) -> Result<ImportDto, ErrorDto> {
-    let engine = state.engine()?;
-    blocking(move || Ok(ImportDto::from(engine.import(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>())?))).await
-}
-
-#[tauri::command]
-async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto, ErrorDto> {
-    let engine = state.engine()?;
-    blocking(move || {
-        let row = engine.chunk_rows(&[chunk_id as u64])?.pop();
-        row.map(PassageDto::from).ok_or_else(|| ErrorDto { kind: "not_found", message: format!("passage {chunk_id} is no longer indexed") })
-    })
-    .await
-}
-
-/// The language model in use and why (null until chosen).
-#[tauri::command]
-fn llm_info(state: State<'_, AppState>) -> serde_json::Value {
-    state.llm_info.get().cloned().unwrap_or_default()
-}
-
-#[tauri::command]
-async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto>, ErrorDto> {
-    let engine = state.engine()?;
-    blocking(move || Ok(engine.conversations()?.into_iter().map(ConversationDto::from).collect())).await
-}
-
-/// Chooses the language model (auto: endpoint from the environment, Ollama,
-/// the embedded GGUF, or none) and reports the choice to the UI.
-fn start_llm(app: &AppHandle, config: &EngineConfig) {
-    let settings = LlmSettings::from_env(config.model_paths.dirs.clone());
+/// Chooses the language model from the settings (auto: endpoint from the
+/// settings or environment, Ollama, the embedded GGUF, or none) and reports
+/// the choice to the UI as `llm-ready`.
+fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
+    let state = app.state::<AppState>();
+    let settings = state.settings().llm_settings(model_dirs);
     let choice = kea_llm::auto_select(&settings).unwrap_or_else(|e| kea_llm::LlmChoice {
         provider: Box::new(kea_llm::select::NoProvider),
         reason: format!("no language model: {e}"),
     });
     let info = serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason});
-    let state = app.state::<AppState>();
-    let _ = state.llm.set(Arc::from(choice.provider));
-    let _ = state.llm_info.set(info.clone());
+    *state.llm.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::from(choice.provider));
+    *state.llm_info.write().unwrap_or_else(|p| p.into_inner()) = info.clone();
     let _ = app.emit("llm-ready", info);
-}
-
-/// Runs a blocking engine call off the async runtime's worker threads.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ErrorDto> + Send + 'static) -> Result<T, ErrorDto> {
-    tauri::async_runtime::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(ErrorDto { kind: "internal", message: e.to_string() }))
-}
-
-#[tauri::command]
-async fn status(state: State<'_, AppState>) -> Result<StatusDto, ErrorDto> {
-    let engine = state.engine()?;
-    blocking(move || engine.status().map(StatusDto::from).map_err(ErrorDto::from)).await
-}
-
-#[tauri::command]
-async fn search(state: State<'_, AppState>, query: String, top_k: Option<usize>) -> Result<Vec<HitDto>, ErrorDto> {
-    let engine = state.engine()?;
-    let top_k = top_k.unwrap_or(5).clamp(1, 50);
-    blocking(move || {
-        let hits = engine.search(&query, top_k, SearchMode::Hybrid)?;
-        Ok(hits.into_iter().map(HitDto::from).collect())
-    })
-    .await
-}
-
-#[tauri::command]
-async fn reindex(app: AppHandle, state: State<'_, AppState>) -> Result<(), ErrorDto> {
-    let engine = state.engine()?;
-    blocking(move || {
-        engine.sync(&progress_sink(app), &CancelToken::new())?;
-        Ok(())
-    })
-    .await
 }
 
 fn progress_sink(app: AppHandle) -> impl kea_engine::ProgressSink {
@@ -171,7 +82,7 @@ fn progress_sink(app: AppHandle) -> impl kea_engine::ProgressSink {
 }
 
 /// `--knowledge DIR` and `--data-dir DIR`, as for the CLI.
-fn config_from_args() -> EngineConfig {
+fn dirs_from_args() -> (PathBuf, PathBuf) {
     let mut knowledge = PathBuf::from("knowledge");
     let mut data_dir = EngineConfig::default_data_dir();
     let mut args = std::env::args().skip(1);
@@ -182,12 +93,16 @@ fn config_from_args() -> EngineConfig {
             _ => {}
         }
     }
-    EngineConfig::new(knowledge, data_dir)
+    (knowledge, data_dir)
 }
 
 /// Opens the engine, syncs, then keeps watching; reports failures to the UI.
-fn start_engine(app: AppHandle, config: EngineConfig) {
+fn start_engine(app: AppHandle, mut config: EngineConfig) {
     std::thread::spawn(move || {
+        let state = app.state::<AppState>();
+        if let Some(dir) = state.settings().models_dir {
+            config.model_paths.dirs.insert(0, dir);
+        }
         let _ = std::fs::create_dir_all(&config.knowledge_dir);
         let engine = match Engine::open(config) {
             Ok(engine) => Arc::new(engine),
@@ -196,11 +111,10 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
                 return;
             }
         };
-        let state = app.state::<AppState>();
         let _ = state.engine.set(engine.clone());
         let _ = app.emit("engine-ready", ());
-        start_llm(&app, engine.config());
-        if let Err(e) = engine.sync(&progress_sink(app.clone()), &CancelToken::new()) {
+        select_llm(&app, engine.config().model_paths.dirs.clone());
+        if let Err(e) = engine.sync(&progress_sink(app.clone()), &state.new_indexing_token()) {
             let _ = app.emit("engine-error", ErrorDto::from(e));
         }
         let error_app = app.clone();
@@ -218,14 +132,46 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
 
 /// Starts the desktop app.
 pub fn run() {
-    let config = config_from_args();
+    let (knowledge, data_dir) = dirs_from_args();
+    let settings_path = data_dir.join(Settings::FILE_NAME);
+    let state = AppState::default();
+    match Settings::load(&settings_path) {
+        Ok(settings) => *state.settings.write().unwrap_or_else(|p| p.into_inner()) = settings,
+        Err(e) => eprintln!("kea-desktop: ignoring unreadable settings: {e}"),
+    }
+    let _ = state.settings_path.set(settings_path);
+    let config = EngineConfig::new(knowledge, data_dir);
     tauri::Builder::default()
-        .manage(AppState::default())
-        .invoke_handler(tauri::generate_handler![status, search, reindex, ask, identify, import_files, passage, conversations, llm_info])
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
+        .manage(state)
+        .invoke_handler(commands::handler())
         .setup(move |app| {
             start_engine(app.handle().clone(), config);
             Ok(())
         })
         .run(tauri::generate_context!())
         .expect("error while running Kea");
+}
+
+#[cfg(test)]
+mod capability_tests {
+    include!("../command_list.rs");
+
+    /// Architecture Invariant: the webview may call Kea's own commands, listen
+    /// to events and open the file dialog, and nothing else (no shell, fs or
+    /// opener permissions); every registered command is allowed by name.
+    #[test]
+    fn capabilities_allow_exactly_kea_commands() {
+        let capability: serde_json::Value = serde_json::from_str(include_str!("../capabilities/default.json")).unwrap();
+        let granted: Vec<&str> = capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        let mut expected = vec!["core:event:default".to_string(), "dialog:allow-open".to_string()];
+        expected.extend(COMMANDS.iter().map(|c| format!("allow-{}", c.replace('_', "-"))));
+        assert_eq!(granted, expected);
+
+        let source = include_str!("commands.rs");
+        let start = source.find("generate_handler![").expect("the handler list") + "generate_handler![".len();
+        let registered: Vec<&str> = source[start..source[start..].find(']').unwrap() + start].split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        assert_eq!(registered, COMMANDS, "command_list.rs and the registered commands differ");
+    }
 }

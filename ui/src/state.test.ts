@@ -1,15 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { applyProgress, asCommandError, formatBytes, idle, progressText } from "./state";
+import type { EvalDto } from "./api";
+import { layoutBars, METRICS } from "./chart";
+import { pickLanguage, setLanguage, t } from "./i18n";
+import { applyProgress, asCommandError, formatBytes, idle } from "./state";
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
     let s = applyProgress(idle, { type: "started", files_to_index: 2 });
     expect(s.active).toBe(true);
     s = applyProgress(s, { type: "file_done", path: "a.md", error: null, files_done: 1, files_total: 2 });
-    expect(progressText(s)).toBe("indexing 1 of 2 — a.md");
+    expect([s.done, s.total, s.lastFile]).toEqual([1, 2, "a.md"]);
     s = applyProgress(s, { type: "finished", documents: 2, chunks: 5, embedded: 5, errors: 0 });
     expect(s).toEqual(idle);
-    expect(progressText(s)).toBe("");
   });
 
   it("a sync with nothing to do is not shown as active", () => {
@@ -53,5 +55,40 @@ describe("drops", () => {
   it("routes images to identification and documents to import", () => {
     expect(isImagePath("/tmp/Bird.JPG")).toBe(true);
     expect(isImagePath("/tmp/notes.md")).toBe(false);
+  });
+});
+
+describe("languages", () => {
+  it("follow the setting, else the system", () => {
+    expect(pickLanguage(null, "zh-CN")).toBe("zh");
+    expect(pickLanguage(null, "en-US")).toBe("en");
+    expect(pickLanguage("en", "zh-TW")).toBe("en");
+  });
+
+  it("fill placeholders in both languages", () => {
+    setLanguage("zh");
+    expect(t("knowledge.indexing", { done: 3, total: 20 })).toBe("正在索引 3 / 20");
+    setLanguage("en");
+    expect(t("knowledge.indexing", { done: 3, total: 20 })).toBe("indexing 3 of 20");
+  });
+});
+
+describe("evaluation chart", () => {
+  const result = (name: string, value: number): EvalDto => ({
+    name,
+    metrics: Object.fromEntries(METRICS.map((m) => [m, value])) as EvalDto["metrics"],
+    by_lang: {},
+    misses: [],
+    ms_per_query: 1,
+  });
+
+  it("lays out one bar per metric and configuration, height proportional to the value", () => {
+    const bars = layoutBars([result("bm25", 0.5), result("hybrid", 1)], 600, 200);
+    expect(bars).toHaveLength(METRICS.length * 2);
+    const [a, b] = bars;
+    expect([a.config, a.height, a.y]).toEqual(["bm25", 100, 100]);
+    expect([b.config, b.height, b.y]).toEqual(["hybrid", 200, 0]);
+    expect(b.x).toBeGreaterThan(a.x);
+    expect(bars.every((bar) => bar.x + bar.width <= 600)).toBe(true);
   });
 });

@@ -26,13 +26,6 @@ export function applyProgress(_state: IndexingState, event: Progress): IndexingS
   }
 }
 
-/** "indexing 3 of 20 — parrots/cockatiel.md" */
-export function progressText(state: IndexingState): string {
-  if (!state.active) return "";
-  const file = state.lastFile ? ` — ${state.lastFile}` : "";
-  return `indexing ${state.done} of ${state.total}${file}`;
-}
-
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   const units = ["KB", "MB", "GB"];

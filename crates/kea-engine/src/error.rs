@@ -27,6 +27,8 @@ pub enum ErrorKind {
     InvalidInput,
     /// The operation was cancelled by the caller.
     Cancelled,
+    /// A document, passage or conversation that is not (or no longer) there.
+    NotFound,
 }
 
 impl ErrorKind {
@@ -43,6 +45,7 @@ impl ErrorKind {
             ErrorKind::Watch => "watch",
             ErrorKind::InvalidInput => "invalid_input",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::NotFound => "not_found",
         }
     }
 }
@@ -74,6 +77,8 @@ pub enum Error {
     InvalidInput(String),
     #[error("cancelled")]
     Cancelled,
+    #[error("not found: {0}")]
+    NotFound(String),
 }
 
 impl Error {
@@ -90,6 +95,7 @@ impl Error {
             Error::Watch(_) => ErrorKind::Watch,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::Cancelled => ErrorKind::Cancelled,
+            Error::NotFound(_) => ErrorKind::NotFound,
         }
     }
 

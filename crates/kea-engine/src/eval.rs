@@ -25,17 +25,25 @@ pub struct GoldenItem {
 /// Reads a golden set; errors name the line.
 pub fn load_golden(path: &Path) -> Result<Vec<GoldenItem>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    parse_golden(&text, &path.display().to_string())
+}
+
+/// Parses a golden set (JSON lines; `//` comments); `name` labels errors.
+pub fn parse_golden(text: &str, name: &str) -> Result<Vec<GoldenItem>> {
     let mut items = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.trim_start().starts_with("//") {
             continue;
         }
-        let item: GoldenItem = serde_json::from_str(line)
-            .map_err(|e| Error::InvalidInput(format!("{}:{}: not a golden item: {e}", path.display(), n + 1)))?;
+        let item: GoldenItem =
+            serde_json::from_str(line).map_err(|e| Error::InvalidInput(format!("{name}:{}: not a golden item: {e}", n + 1)))?;
         if item.relevant.is_empty() {
-            return Err(Error::InvalidInput(format!("{}:{}: no relevant documents listed", path.display(), n + 1)));
+            return Err(Error::InvalidInput(format!("{name}:{}: no relevant documents listed", n + 1)));
         }
         items.push(item);
+    }
+    if items.is_empty() {
+        return Err(Error::InvalidInput(format!("{name}: no golden questions")));
     }
     Ok(items)
 }

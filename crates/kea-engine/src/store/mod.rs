@@ -226,6 +226,12 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Makes the next sync read `path` again (its mtime no longer matches);
+    /// false when no such document is stored.
+    pub fn mark_stale(&self, path: &str) -> Result<bool> {
+        Ok(self.conn.execute("UPDATE documents SET mtime_ns = -1 WHERE path = ?1", [path])? > 0)
+    }
+
     /// Stored vectors for the given chunk hashes (any document), for reuse.
     pub fn embeddings_for_hashes(&self, hashes: &[&str]) -> Result<HashMap<String, Vec<f32>>> {
         let mut stmt = self.conn.prepare_cached("SELECT embedding FROM chunks WHERE hash = ?1 LIMIT 1")?;

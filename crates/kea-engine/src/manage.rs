@@ -1,0 +1,93 @@
+//! Managing what is indexed and said: one document (locate, delete,
+//! re-index) and conversations (messages, rename, delete). Document paths
+//! come from the UI as keys relative to the knowledge folder and are checked
+//! to stay inside it.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::progress::{CancelToken, ProgressSink, SyncReport};
+use crate::store::StoredMessage;
+use crate::Engine;
+
+/// Rejects keys that are absolute or climb out (`..`), before touching disk.
+fn checked_key(key: &str) -> Result<&Path> {
+    let path = Path::new(key);
+    let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
+    if key.is_empty() || !plain {
+        return Err(Error::InvalidInput(format!("'{key}' is not a path inside the knowledge folder")));
+    }
+    Ok(path)
+}
+
+impl Engine {
+    /// The file on disk behind an indexed document key, which must resolve
+    /// (after symlinks) inside the knowledge folder.
+    pub fn document_path(&self, key: &str) -> Result<PathBuf> {
+        let rel = checked_key(key)?;
+        let root = self.knowledge_dir();
+        let joined = root.join(rel);
+        let missing = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound(format!("{key} is no longer in the knowledge folder")),
+            _ => Error::io(format!("resolving {key}"), e),
+        };
+        let resolved = joined.canonicalize().map_err(missing)?;
+        let root = root.canonicalize().map_err(|e| Error::io(format!("resolving {}", root.display()), e))?;
+        if !resolved.starts_with(&root) {
+            return Err(Error::InvalidInput(format!("{key} points outside the knowledge folder")));
+        }
+        Ok(joined)
+    }
+
+    /// Deletes a document's file and drops it from the index.
+    pub fn delete_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        let path = self.document_path(key)?;
+        std::fs::remove_file(&path).map_err(|e| Error::io(format!("deleting {key}"), e))?;
+        self.sync(sink, cancel)
+    }
+
+    /// Extracts, chunks and indexes one document again even if unchanged
+    /// (unchanged chunks keep their vectors).
+    pub fn reindex_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        checked_key(key)?;
+        if !self.store().mark_stale(key)? {
+            return Err(Error::NotFound(format!("{key} is not indexed")));
+        }
+        self.sync(sink, cancel)
+    }
+
+    /// All messages of a conversation, oldest first.
+    pub fn conversation_messages(&self, id: i64) -> Result<Vec<StoredMessage>> {
+        let store = self.store();
+        if store.conversation(id)?.is_none() {
+            return Err(Error::NotFound(format!("conversation {id}")));
+        }
+        store.recent_messages(id, usize::MAX >> 1)
+    }
+
+    pub fn rename_conversation(&self, id: i64, title: &str) -> Result<()> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(Error::InvalidInput("a conversation needs a title".into()));
+        }
+        self.store().rename_conversation(id, title)
+    }
+
+    pub fn delete_conversation(&self, id: i64) -> Result<()> {
+        self.store().delete_conversation(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_must_stay_inside_the_knowledge_folder() {
+        for bad in ["", "../secret.md", "/etc/passwd", "a/../../b.md", "./a.md"] {
+            assert_eq!(checked_key(bad).unwrap_err().kind(), crate::ErrorKind::InvalidInput, "{bad}");
+        }
+        assert!(checked_key("parrots/kea.md").is_ok());
+        assert!(checked_key("鹦鹉/玄凤 鹦鹉.md").is_ok());
+    }
+}

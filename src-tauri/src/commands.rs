@@ -1,0 +1,261 @@
+//! The commands the webview calls. Each converts its arguments, makes one
+//! engine call off the async runtime's worker threads, and converts the
+//! result to a DTO; answers and identifications stream over a Channel.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use kea_engine::chat::{ChatOptions, RouterMode};
+use kea_engine::identify::{ClipClassifier, IdentifyOptions};
+use kea_engine::SearchMode;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, State};
+use tauri_plugin_opener::OpenerExt;
+
+use crate::dto::{
+    AnswerDto, ConversationDto, ErrorDto, EvalDto, HitDto, IdentificationDto, ImportDto, MessageDto, PassageDto, SettingsDto, StatusDto, StreamDto,
+};
+use crate::{progress_sink, select_llm, AppState};
+
+/// The handler for every command in `command_list.rs`, in the same order.
+pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        status,
+        search,
+        reindex,
+        cancel_indexing,
+        reindex_document,
+        delete_document,
+        import_files,
+        open_document,
+        open_link,
+        ask,
+        stop_generation,
+        identify,
+        passage,
+        conversations,
+        conversation_messages,
+        rename_conversation,
+        delete_conversation,
+        llm_info,
+        get_settings,
+        save_settings,
+        run_eval,
+    ]
+}
+
+/// Runs a blocking engine call off the async runtime's worker threads.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ErrorDto> + Send + 'static) -> Result<T, ErrorDto> {
+    tauri::async_runtime::spawn_blocking(f).await.unwrap_or_else(|e| Err(ErrorDto::new("internal", e.to_string())))
+}
+
+/// Sends a stream event to the webview (a closed window just drops it).
+fn forward(channel: &Channel<StreamDto>) -> impl FnMut(kea_engine::chat::ChatEvent) + '_ {
+    move |event| {
+        if let Some(dto) = StreamDto::from_event(&event) {
+            let _ = channel.send(dto);
+        }
+    }
+}
+
+#[tauri::command]
+async fn status(state: State<'_, AppState>) -> Result<StatusDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(StatusDto::from(engine.status()?))).await
+}
+
+#[tauri::command]
+async fn search(state: State<'_, AppState>, query: String, top_k: Option<usize>) -> Result<Vec<HitDto>, ErrorDto> {
+    let engine = state.engine()?;
+    let top_k = top_k.unwrap_or(5).clamp(1, 50);
+    blocking(move || Ok(engine.search(&query, top_k, SearchMode::Hybrid)?.into_iter().map(HitDto::from).collect())).await
+}
+
+#[tauri::command]
+async fn reindex(app: AppHandle, state: State<'_, AppState>) -> Result<(), ErrorDto> {
+    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
+    blocking(move || Ok(engine.sync(&progress_sink(app), &cancel).map(drop)?)).await
+}
+
+/// Stops the indexing run in progress after the current batch.
+#[tauri::command]
+fn cancel_indexing(state: State<'_, AppState>) {
+    state.indexing.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+}
+
+#[tauri::command]
+async fn reindex_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
+    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
+    blocking(move || Ok(engine.reindex_document(&path, &progress_sink(app), &cancel).map(drop)?)).await
+}
+
+#[tauri::command]
+async fn delete_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
+    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
+    blocking(move || Ok(engine.delete_document(&path, &progress_sink(app), &cancel).map(drop)?)).await
+}
+
+/// Copies dropped or picked files and folders into the knowledge folder
+/// (the watcher then indexes them).
+#[tauri::command]
+async fn import_files(state: State<'_, AppState>, paths: Vec<String>) -> Result<ImportDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(ImportDto::from(engine.import(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>())?))).await
+}
+
+/// Opens an indexed document (only inside the knowledge folder) in the
+/// system's default application.
+#[tauri::command]
+async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || {
+        let file = engine.document_path(&path)?;
+        app.opener().open_path(file.display().to_string(), None::<&str>).map_err(|e| ErrorDto::new("io", e.to_string()))
+    })
+    .await
+}
+
+/// Opens an http(s) link from an answer or passage in the browser.
+#[tauri::command]
+fn open_link(app: AppHandle, url: String) -> Result<(), ErrorDto> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(ErrorDto::new("invalid_input", format!("only http(s) links open ({url})")));
+    }
+    app.opener().open_url(url, None::<&str>).map_err(|e| ErrorDto::new("io", e.to_string()))
+}
+
+#[tauri::command]
+async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>, on_event: Channel<StreamDto>) -> Result<AnswerDto, ErrorDto> {
+    let (engine, llm, settings) = (state.engine()?, state.llm()?, state.settings());
+    let epoch = state.stop_epoch.clone();
+    let started_at = epoch.load(Ordering::SeqCst);
+    blocking(move || {
+        let options = ChatOptions { router: RouterMode::for_provider(llm.kind()), retrieval: settings.retrieval, enhance: settings.enhance, ..Default::default() };
+        let stopped = move || epoch.load(Ordering::SeqCst) != started_at;
+        let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
+        Ok(AnswerDto::from(&answer))
+    })
+    .await
+}
+
+/// Stops the answers being generated (they end with what they have).
+#[tauri::command]
+fn stop_generation(state: State<'_, AppState>) {
+    state.stop_epoch.fetch_add(1, Ordering::SeqCst);
+}
+
+#[tauri::command]
+async fn identify(
+    state: State<'_, AppState>,
+    path: Option<String>,
+    bytes: Option<Vec<u8>>,
+    chat_id: Option<i64>,
+    on_event: Channel<StreamDto>,
+) -> Result<IdentificationDto, ErrorDto> {
+    let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
+    blocking(move || {
+        let image = match (path, bytes) {
+            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new("io", format!("{path}: {e}")))?,
+            (None, Some(bytes)) => bytes,
+            (None, None) => return Err(ErrorDto::new("invalid_input", "no image given")),
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let config = engine.config();
+            let id = std::env::var("KEA_IMAGE_MODEL").unwrap_or_else(|_| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
+            *slot = Some(ClipClassifier::load(&config.model_paths, &id, &config.embed)?);
+        }
+        let classifier = slot.as_mut().expect("loaded above");
+        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &IdentifyOptions::default(), &mut forward(&on_event))?;
+        Ok(IdentificationDto::from(&result))
+    })
+    .await
+}
+
+#[tauri::command]
+async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || {
+        let row = engine.chunk_rows(&[chunk_id as u64])?.pop();
+        row.map(PassageDto::from).ok_or_else(|| ErrorDto::new("not_found", format!("passage {chunk_id} is no longer indexed")))
+    })
+    .await
+}
+
+#[tauri::command]
+async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto>, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.conversations()?.into_iter().map(ConversationDto::from).collect())).await
+}
+
+#[tauri::command]
+async fn conversation_messages(state: State<'_, AppState>, id: i64) -> Result<Vec<MessageDto>, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.conversation_messages(id)?.into_iter().map(MessageDto::from).collect())).await
+}
+
+#[tauri::command]
+async fn rename_conversation(state: State<'_, AppState>, id: i64, title: String) -> Result<(), ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.rename_conversation(id, &title)?)).await
+}
+
+#[tauri::command]
+async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.delete_conversation(id)?)).await
+}
+
+/// The language model in use and why (null until chosen).
+#[tauri::command]
+fn llm_info(state: State<'_, AppState>) -> serde_json::Value {
+    state.llm_info.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The settings, with the API key reported only as set or not.
+#[tauri::command]
+fn get_settings(state: State<'_, AppState>) -> SettingsDto {
+    SettingsDto::from(&state.settings())
+}
+
+/// Validates, persists (0600) and applies the settings; the language model
+/// is chosen again when its settings changed.
+#[tauri::command]
+async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: SettingsDto) -> Result<SettingsDto, ErrorDto> {
+    let previous = state.settings();
+    let next = settings.into_settings(&previous);
+    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
+    let model_dirs = state.engine.get().map(|e| e.config().model_paths.dirs.clone());
+    blocking(move || {
+        next.save(&path)?;
+        let state = app.state::<AppState>();
+        *state.settings.write().unwrap_or_else(|p| p.into_inner()) = next.clone();
+        if let (true, Some(dirs)) = (next.llm != previous.llm, model_dirs) {
+            select_llm(&app, dirs);
+        }
+        Ok(SettingsDto::from(&next))
+    })
+    .await
+}
+
+/// Runs a golden set (the shipped one, or a JSONL file the user picked) for
+/// each named retrieval configuration.
+#[tauri::command]
+async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: Vec<String>) -> Result<Vec<EvalDto>, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || {
+        use kea_engine::eval;
+        let items = match golden {
+            Some(path) => eval::load_golden(std::path::Path::new(&path))?,
+            None => eval::parse_golden(include_str!("../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?,
+        };
+        let known = eval::default_configs();
+        let mut results = Vec::new();
+        for name in configs {
+            let (_, config) = known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown configuration '{name}'")))?;
+            results.push(EvalDto::from(&eval::evaluate(&engine, &name, &items, config)?));
+        }
+        Ok(results)
+    })
+    .await
+}

@@ -1,0 +1,280 @@
+// The chat: streamed answers rendered as sanitised markdown with clickable
+// citations, the "how this was answered" trace, stop, copy, conversations
+// (new, reopen, rename, delete), photo identification cards, and the
+// passage panel a citation opens.
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type StreamDto } from "./api";
+import { $, button, confirmAction, el, toastError } from "./dom";
+import { t } from "./i18n";
+import { renderMarkdown } from "./markdown";
+import { asCommandError } from "./state";
+
+let chatId: number | null = null;
+let busy = false;
+let openPassagePath: string | null = null;
+
+function citationButton(citation: CitationDto | undefined, label: string): HTMLElement {
+  const node = el("button", `[${label}]`, "cite");
+  node.setAttribute("type", "button");
+  node.dataset.cite = label;
+  if (citation) {
+    node.title = `${citation.source} | ${citation.heading_path}`;
+    node.addEventListener("click", () => void showPassage(citation));
+  } else {
+    node.setAttribute("disabled", "");
+  }
+  return node;
+}
+
+function openLink(url: string) {
+  api.openLink(url).catch(toastError);
+}
+
+async function showPassage(citation: CitationDto) {
+  try {
+    const passage = await api.passage(citation.chunk_id);
+    $("passage-source").textContent = passage.source;
+    $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
+    renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
+    openPassagePath = passage.source;
+    $("passage").hidden = false;
+  } catch (e) {
+    toastError(e);
+  }
+}
+
+/** The collapsible list of stages (route, retrieval, llm) with timings. */
+function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
+  const box = document.createElement("details");
+  box.className = "trace";
+  box.append(el("summary", t("chat.trace")));
+  const list = el("ul");
+  box.append(list);
+  return {
+    box,
+    add: (s) => {
+      if (s.type !== "stage" || s.ms === null) return;
+      const item = el("li");
+      item.append(el("strong", s.name), el("span", ` ${s.ms.toFixed(0)} ms`, "muted"));
+      const detail = el("pre", JSON.stringify(s.detail, null, 1));
+      item.append(detail);
+      list.append(item);
+    },
+  };
+}
+
+function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[], notice: string | null) {
+  body.replaceChildren();
+  if (notice) body.append(el("p", notice, "notice"));
+  const answer = el("div", undefined, "answer markdown");
+  renderMarkdown(answer, text, { citation: (label) => citationButton(citations.find((c) => c.id === label), label), openLink });
+  body.append(answer);
+  if (citations.length) {
+    const sources = el("div", undefined, "sources");
+    sources.append(el("span", `${t("chat.sources")}: `, "muted"));
+    for (const c of citations) sources.append(citationButton(c, c.id), el("span", ` ${c.source} | ${c.heading_path} `, "muted"));
+    body.append(sources);
+  }
+}
+
+function addMessage(role: "user" | "assistant", text?: string): { item: HTMLElement; body: HTMLElement } {
+  const messages = $("messages");
+  messages.querySelector(".empty")?.remove();
+  const item = el("div", undefined, `message ${role}`);
+  const body = el("div", text, "body");
+  item.append(body);
+  messages.append(item);
+  messages.scrollTop = messages.scrollHeight;
+  return { item, body };
+}
+
+function copyButton(text: () => string): HTMLElement {
+  const node = button(t("chat.copy"), () => {
+    void navigator.clipboard?.writeText(text()).then(() => (node.textContent = t("chat.copied")));
+  });
+  node.classList.add("copy");
+  return node;
+}
+
+function setBusy(value: boolean) {
+  busy = value;
+  $("stop").hidden = !value;
+  $<HTMLButtonElement>("send").disabled = value;
+}
+
+async function ask(question: string) {
+  addMessage("user", question);
+  const { item, body } = addMessage("assistant");
+  item.classList.add("streaming");
+  const trace = traceBox();
+  let streamed = "";
+  setBusy(true);
+  try {
+    const answer: AnswerDto = await api.ask(question, chatId, (event) => {
+      if (event.type === "token") {
+        streamed += event.text;
+        body.textContent = streamed;
+        $("messages").scrollTop = $("messages").scrollHeight;
+      } else trace.add(event);
+    });
+    const isNew = chatId !== answer.chat_id;
+    chatId = answer.chat_id;
+    renderAnswer(body, answer.answer, answer.citations, answer.notice);
+    item.append(copyButton(() => answer.answer), trace.box);
+    if (isNew) void refreshConversations();
+  } catch (e) {
+    const err = asCommandError(e);
+    if (err.kind === "cancelled") body.textContent = `${streamed} ${t("chat.stopped")}`;
+    else {
+      body.textContent = err.message;
+      item.classList.add("failed");
+    }
+  } finally {
+    item.classList.remove("streaming");
+    setBusy(false);
+  }
+}
+
+function identificationCard(r: IdentificationDto, imageUrl: string | null): HTMLElement {
+  const card = el("div", undefined, "id-card");
+  if (imageUrl) card.append(Object.assign(document.createElement("img"), { src: imageUrl, alt: "", className: "photo" }));
+  const facts = el("div", undefined, "facts");
+  for (const [name, zh, p] of r.candidates.slice(0, 3)) {
+    const row = el("div", undefined, "candidate");
+    const bar = document.createElement("progress");
+    bar.max = 1;
+    bar.value = p;
+    row.append(el("span", `${name}${zh ? ` / ${zh}` : ""}`, "name"), bar, el("span", `${(p * 100).toFixed(0)}%`, "muted"));
+    facts.append(row);
+  }
+  facts.append(el("p", t("id.confidence", { level: r.level }), `level level-${r.level.toLowerCase()}`));
+  if (r.visual_description) facts.append(el("p", t("id.looks", { text: r.visual_description }), "muted"));
+  facts.append(el("p", r.used_retrieval ? t("id.consulted") : t("id.not_consulted"), "muted"));
+  const evidence = el("div", undefined, "evidence");
+  for (const c of r.evidence) evidence.append(citationButton(c, c.id), el("span", ` ${c.source} | ${c.heading_path} `, "muted"));
+  facts.append(evidence);
+  if (r.decision?.final_name) facts.append(el("p", t("id.decision", { name: r.decision.final_name }), "decision"));
+  if (r.decision?.followup) facts.append(el("p", t("id.tip", { text: r.decision.followup }), "muted"));
+  card.append(facts);
+  return card;
+}
+
+/** Identifies a dropped (path) or pasted/picked (bytes) image. */
+export async function identify(image: { path?: string; bytes?: Uint8Array; name?: string }) {
+  addMessage("user", `📷 ${image.name ?? image.path?.split("/").pop() ?? "image"}`);
+  const { item, body } = addMessage("assistant", t("chat.identifying"));
+  const trace = traceBox();
+  const imageUrl = image.bytes ? URL.createObjectURL(new Blob([image.bytes as BlobPart])) : null;
+  setBusy(true);
+  try {
+    const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, trace.add);
+    body.replaceChildren(el("p", r.reply, "answer"), identificationCard(r, imageUrl));
+    item.append(trace.box);
+  } catch (e) {
+    body.textContent = asCommandError(e).message;
+    item.classList.add("failed");
+  } finally {
+    setBusy(false);
+  }
+}
+
+function showEmpty() {
+  $("messages").replaceChildren(el("p", t("chat.empty"), "muted empty"));
+}
+
+async function openConversation(id: number) {
+  try {
+    const messages = await api.conversationMessages(id);
+    chatId = id;
+    showEmpty();
+    for (const m of messages) {
+      const { body } = addMessage(m.role, m.role === "user" ? m.content : undefined);
+      if (m.role === "assistant") renderAnswer(body, m.content, Array.isArray(m.citations) ? m.citations : [], null);
+    }
+    void refreshConversations();
+  } catch (e) {
+    toastError(e);
+  }
+}
+
+function startRename(item: HTMLElement, id: number, title: string) {
+  const input = Object.assign(document.createElement("input"), { value: title, className: "rename" });
+  const finish = (save: boolean) => {
+    if (save && input.value.trim() && input.value !== title) api.renameConversation(id, input.value).then(refreshConversations, toastError);
+    else void refreshConversations();
+  };
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") finish(true);
+    if (e.key === "Escape") finish(false);
+  });
+  input.addEventListener("blur", () => finish(true), { once: true });
+  item.replaceChildren(input);
+  input.focus();
+}
+
+export async function refreshConversations() {
+  try {
+    const list = $("conversations");
+    const conversations = await api.conversations();
+    list.replaceChildren();
+    if (!conversations.length) list.append(el("li", t("conversations.empty"), "muted"));
+    for (const c of conversations) {
+      const item = el("li", undefined, c.id === chatId ? "active" : "");
+      const open = button(c.title, () => void openConversation(c.id), "link title");
+      const rename = button("✎", () => startRename(item, c.id, c.title));
+      rename.title = t("conversations.rename");
+      const remove = button("🗑", async () => {
+        if (!(await confirmAction(t("conversations.confirm_delete", { title: c.title }), t("conversations.delete")))) return;
+        await api.deleteConversation(c.id).catch(toastError);
+        if (chatId === c.id) newChat();
+        void refreshConversations();
+      });
+      remove.title = t("conversations.delete");
+      item.append(open, rename, remove);
+      list.append(item);
+    }
+  } catch (e) {
+    if (asCommandError(e).kind !== "not_ready") toastError(e);
+  }
+}
+
+function newChat() {
+  chatId = null;
+  showEmpty();
+  void refreshConversations();
+}
+
+/** Wires the chat pane's controls. */
+export function setupChat() {
+  $("ask-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $<HTMLTextAreaElement>("question");
+    const question = input.value.trim();
+    if (!question || busy) return;
+    input.value = "";
+    void ask(question);
+  });
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $<HTMLFormElement>("ask-form").requestSubmit();
+    }
+  });
+  $("stop").addEventListener("click", () => void api.stopGeneration());
+  $("new-chat").addEventListener("click", newChat);
+  $("close-passage").addEventListener("click", () => ($("passage").hidden = true));
+  $("open-document").addEventListener("click", () => {
+    if (openPassagePath) api.openDocument(openPassagePath).catch(toastError);
+  });
+  $<HTMLInputElement>("pick-image").addEventListener("change", (event) => {
+    const input = event.target as HTMLInputElement;
+    const file = input.files?.[0];
+    if (file) void file.arrayBuffer().then((buffer) => identify({ bytes: new Uint8Array(buffer), name: file.name }));
+    input.value = "";
+  });
+  document.addEventListener("paste", (event) => {
+    const file = Array.from(event.clipboardData?.files ?? []).find((f) => f.type.startsWith("image/"));
+    if (!file) return;
+    event.preventDefault();
+    void file.arrayBuffer().then((buffer) => identify({ bytes: new Uint8Array(buffer), name: file.name || "pasted image" }));
+  });
+}

@@ -1,0 +1,80 @@
+// The evaluation view: pick a golden set (shipped or the user's JSONL), run
+// it under two or more retrieval configurations, compare Recall@k / MRR /
+// nDCG side by side as a chart and a table, and list each one's misses.
+import { open } from "@tauri-apps/plugin-dialog";
+import { api, type EvalDto } from "./api";
+import { drawChart, METRICS, METRIC_LABELS } from "./chart";
+import { $, el, toast, toastError } from "./dom";
+import { t } from "./i18n";
+
+/** The configurations the engine knows (kea_engine::eval::default_configs). */
+const CONFIGS = ["dense", "bm25", "hybrid", "hybrid+mmr", "hybrid+mmr+rerank", "full"];
+const CHECKED = new Set(["bm25", "hybrid", "hybrid+mmr+rerank"]);
+let golden: string | null = null;
+
+function showResults(results: EvalDto[]) {
+  $("eval-chart").replaceChildren(drawChart(results));
+  const table = $("eval-table");
+  table.replaceChildren();
+  const head = el("tr");
+  head.append(el("th", ""), ...METRICS.map((m) => el("th", METRIC_LABELS[m])), el("th", "ms/q"));
+  table.append(head);
+  for (const r of results) {
+    const row = el("tr");
+    row.append(el("th", r.name), ...METRICS.map((m) => el("td", r.metrics[m].toFixed(3))), el("td", r.ms_per_query.toFixed(1)));
+    table.append(row);
+  }
+  const misses = $("eval-misses");
+  misses.replaceChildren();
+  for (const r of results) {
+    const box = document.createElement("details");
+    box.append(el("summary", `${t("eval.misses", { name: r.name })} (${r.misses.length})`));
+    if (!r.misses.length) box.append(el("p", t("eval.no_misses"), "muted"));
+    for (const miss of r.misses) {
+      const item = el("div", undefined, "miss");
+      item.append(el("strong", miss.query), el("p", `→ ${miss.relevant.join(", ")}`, "muted"), el("ol"));
+      for (const got of miss.got) item.querySelector("ol")!.append(el("li", got));
+      box.append(item);
+    }
+    misses.append(box);
+  }
+}
+
+async function run() {
+  const configs = Array.from(document.querySelectorAll<HTMLInputElement>("#eval-configs input:checked")).map((i) => i.value);
+  if (configs.length < 2) return toast(t("eval.need_two"), "error");
+  const runButton = $<HTMLButtonElement>("eval-run");
+  runButton.disabled = true;
+  runButton.textContent = t("eval.running");
+  try {
+    showResults(await api.runEval(golden, configs));
+  } catch (e) {
+    toastError(e);
+  } finally {
+    runButton.disabled = false;
+    runButton.textContent = t("eval.run");
+  }
+}
+
+export function setupEvaluation() {
+  const box = $("eval-configs");
+  for (const name of CONFIGS) {
+    const label = el("label", undefined, "check");
+    const input = Object.assign(document.createElement("input"), { type: "checkbox", value: name, checked: CHECKED.has(name) });
+    label.append(input, el("span", name));
+    box.append(label);
+  }
+  $("eval-run").addEventListener("click", () => void run());
+  $("eval-pick").addEventListener("click", async () => {
+    try {
+      const chosen = await open({ multiple: false, filters: [{ name: "Golden set", extensions: ["jsonl", "json"] }] });
+      if (typeof chosen === "string") {
+        golden = chosen;
+        $("eval-golden").textContent = chosen;
+        $("eval-golden").removeAttribute("data-i18n");
+      }
+    } catch (e) {
+      toastError(e);
+    }
+  });
+}

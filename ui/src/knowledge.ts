@@ -1,0 +1,106 @@
+// The knowledge pane: documents with status, chunks and size; add files or
+// folders (dialog or drop); re-index or delete one; re-index all; live
+// progress with cancel; the model in use and the index size.
+import { listen } from "@tauri-apps/api/event";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+import { open } from "@tauri-apps/plugin-dialog";
+import { api, type DocumentDto } from "./api";
+import { identify } from "./chat";
+import { $, button, confirmAction, el, toast, toastError } from "./dom";
+import { t } from "./i18n";
+import { applyProgress, asCommandError, formatBytes, idle, isImagePath, type Progress } from "./state";
+
+let indexing = idle;
+let filesInProgress = new Map<string, string | null>();
+
+function documentRow(doc: DocumentDto): HTMLElement {
+  const item = el("li", undefined, `doc ${doc.status}`);
+  item.dataset.path = doc.path;
+  const pending = filesInProgress.has(doc.path) && indexing.active;
+  item.append(el("span", doc.status === "error" ? "✗" : pending ? "…" : "✓", "mark"));
+  const name = el("span", doc.path, "path");
+  name.title = doc.title ?? doc.path;
+  item.append(name);
+  const detail = doc.status === "error" ? doc.error ?? "error" : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}`;
+  item.append(el("span", detail, "muted detail"));
+  const reindex = button("↻", () => api.reindexDocument(doc.path).catch(toastError));
+  reindex.title = t("knowledge.reindex_one");
+  const remove = button("🗑", async () => {
+    if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
+  });
+  remove.title = t("knowledge.delete");
+  item.append(reindex, remove);
+  return item;
+}
+
+export async function refreshStatus() {
+  try {
+    const status = await api.status();
+    $("engine-state").textContent = `${status.model_id ?? "no embedding model"} · ${formatBytes(status.index_bytes)}`;
+    $("engine-state").title = status.knowledge_dir;
+    $("knowledge-summary").textContent = t("knowledge.summary", { docs: status.documents.length, chunks: status.chunks, size: formatBytes(status.index_bytes) });
+    $("knowledge-summary").title = status.knowledge_dir;
+    const list = $("documents");
+    list.replaceChildren();
+    if (status.documents.length === 0) list.append(el("li", t("knowledge.drop"), "muted empty"));
+    for (const doc of status.documents) list.append(documentRow(doc));
+  } catch (e) {
+    if (asCommandError(e).kind !== "not_ready") toastError(e);
+  }
+}
+
+function showProgress() {
+  $("progress").hidden = !indexing.active;
+  const bar = $<HTMLProgressElement>("progress-bar");
+  bar.max = Math.max(indexing.total, 1);
+  bar.value = indexing.done;
+  const file = indexing.lastFile ? ` — ${indexing.lastFile}` : "";
+  $("progress-text").textContent = indexing.active ? `${t("knowledge.indexing", { done: indexing.done, total: indexing.total })}${file}` : "";
+}
+
+/** Imports files or folders; the watcher then indexes them with progress. */
+export async function importPaths(paths: string[]) {
+  if (!paths.length) return;
+  try {
+    const report = await api.importFiles(paths);
+    if (report.imported.length) toast(t("knowledge.imported", { n: report.imported.length }));
+    if (report.rejected.length) toast(t("knowledge.rejected", { list: report.rejected.map(([p, why]) => `${p} (${why})`).join("; ") }), "error");
+  } catch (e) {
+    toastError(e);
+  }
+}
+
+async function pick(directory: boolean) {
+  const chosen = await open({
+    multiple: !directory,
+    directory,
+    filters: directory ? undefined : [{ name: "Documents", extensions: ["md", "markdown", "txt", "pdf", "docx"] }],
+  });
+  if (chosen) await importPaths(Array.isArray(chosen) ? chosen : [chosen]);
+}
+
+/** Wires the knowledge pane, progress events and drag-and-drop. */
+export function setupKnowledge() {
+  $("add-files").addEventListener("click", () => void pick(false).catch(toastError));
+  $("add-folder").addEventListener("click", () => void pick(true).catch(toastError));
+  $("reindex").addEventListener("click", () => api.reindex().catch(toastError));
+  $("cancel-indexing").addEventListener("click", () => void api.cancelIndexing());
+  void listen<Progress>("index-progress", (event) => {
+    const p = event.payload;
+    indexing = applyProgress(indexing, p);
+    if (p.type === "started") filesInProgress = new Map();
+    if (p.type === "file_done") filesInProgress.set(p.path, p.error);
+    showProgress();
+    if (p.type !== "started") void refreshStatus();
+  });
+  void getCurrentWebview().onDragDropEvent((event) => {
+    const pane = $("knowledge");
+    if (event.payload.type === "over" || event.payload.type === "enter") pane.classList.add("dragging");
+    if (event.payload.type === "leave") pane.classList.remove("dragging");
+    if (event.payload.type !== "drop") return;
+    pane.classList.remove("dragging");
+    const images = event.payload.paths.filter(isImagePath);
+    for (const path of images) void identify({ path });
+    void importPaths(event.payload.paths.filter((p) => !isImagePath(p)));
+  });
+}

@@ -1,0 +1,82 @@
+// Markdown from documents and from the language model, rendered safely:
+// raw HTML in the source is shown as text, the rendered HTML is sanitised
+// by DOMPurify (a small tag allow-list, http(s) links only), links carry no
+// href (a click asks the shell to open them in the browser), and citation
+// markers like [S1] become buttons built from text, never from markup.
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+import { splitCitations } from "./state";
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  renderer: {
+    html: ({ text }) => escapeHtml(text),
+    image: ({ text }) => escapeHtml(text),
+  },
+});
+
+const ALLOWED_TAGS = [
+  "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
+  "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "hr",
+];
+
+/** Markdown → sanitised HTML string (no citation handling). */
+export function sanitisedHtml(markdown: string): string {
+  return purify(marked.parse(markdown, { async: false }));
+}
+
+/** HTML → the allowed subset (the second layer: raw HTML is already escaped). */
+export function purify(html: string): string {
+  return DOMPurify.sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR: ["href", "title"],
+    ALLOWED_URI_REGEXP: /^https?:\/\//i,
+  });
+}
+
+export interface RenderHooks {
+  /** Builds the element for a citation marker (e.g. a button for "S1"). */
+  citation: (label: string) => HTMLElement;
+  /** Called when a link is clicked (only http(s) links survive sanitising). */
+  openLink: (url: string) => void;
+}
+
+/** Renders markdown into `target`, replacing its content. */
+export function renderMarkdown(target: HTMLElement, markdown: string, hooks: RenderHooks): void {
+  const template = document.createElement("template");
+  template.innerHTML = sanitisedHtml(markdown);
+  const content = template.content;
+  for (const link of Array.from(content.querySelectorAll("a"))) {
+    const href = link.getAttribute("href") ?? "";
+    link.removeAttribute("href");
+    if (/^https?:\/\//i.test(href)) {
+      link.dataset.href = href;
+      link.classList.add("link");
+      link.title = href;
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        hooks.openLink(href);
+      });
+    }
+  }
+  replaceCitations(content, hooks.citation);
+  target.replaceChildren(content);
+}
+
+/** Swaps [S1]-style markers in text nodes (outside code) for elements. */
+function replaceCitations(root: Node, citation: (label: string) => HTMLElement) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes: Text[] = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode as Text);
+  for (const node of nodes) {
+    if (node.parentElement?.closest("code, pre")) continue;
+    const parts = splitCitations(node.data);
+    if (!parts.some((p) => "cite" in p)) continue;
+    const pieces = parts.map((p) => ("cite" in p ? citation(p.cite) : document.createTextNode(p.text)));
+    node.replaceWith(...pieces);
+  }
+}

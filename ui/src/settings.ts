@@ -1,0 +1,80 @@
+// The settings view: language model, model folder, retrieval knobs,
+// language and theme. Saved through the shell (a 0600 file in the data
+// folder); the API key is never read back, only "set or not".
+import { api, type SettingsDto, type Theme } from "./api";
+import { $, toast, toastError } from "./dom";
+import { applyTranslations, pickLanguage, setLanguage, t, type Language } from "./i18n";
+
+let current: SettingsDto | null = null;
+
+const TEXT_FIELDS = ["gguf", "base_url", "model", "models_dir"] as const;
+const FLAGS = ["rerank", "mmr", "filter", "llm_rerank", "summary", "query_expansion"] as const;
+const NUMBERS = ["mmr_lambda", "min_score"] as const;
+
+function field<T extends HTMLElement = HTMLInputElement>(name: string): T {
+  return $("settings-form").querySelector(`[name="${name}"]`) as T;
+}
+
+/** Applies the theme (system follows prefers-color-scheme in CSS). */
+export function applyTheme(theme: Theme) {
+  document.documentElement.dataset.theme = theme;
+}
+
+/** Applies the language to the whole page; `onChange` re-renders dynamic parts. */
+export function applyLanguage(setting: Language | null) {
+  const language = pickLanguage(setting, navigator.language);
+  setLanguage(language);
+  document.documentElement.lang = language === "zh" ? "zh-CN" : "en";
+  applyTranslations(document);
+}
+
+function fill(s: SettingsDto) {
+  field<HTMLSelectElement>("provider").value = s.provider;
+  for (const name of TEXT_FIELDS) field(name).value = s[name] ?? "";
+  for (const name of FLAGS) field(name).checked = s[name];
+  for (const name of NUMBERS) field(name).value = String(s[name]);
+  field("api_key").value = "";
+  $("api-key-state").hidden = !s.api_key_set;
+  field<HTMLSelectElement>("language").value = s.language ?? "";
+  field<HTMLSelectElement>("theme").value = s.theme;
+}
+
+function read(previous: SettingsDto): SettingsDto {
+  const next: SettingsDto = { ...previous };
+  next.provider = field<HTMLSelectElement>("provider").value as SettingsDto["provider"];
+  for (const name of TEXT_FIELDS) next[name] = field(name).value.trim() || null;
+  for (const name of FLAGS) next[name] = field(name).checked;
+  for (const name of NUMBERS) next[name] = Number(field(name).value);
+  const key = field("api_key").value;
+  if (key) next.api_key = key;
+  else delete next.api_key;
+  next.language = (field<HTMLSelectElement>("language").value || null) as SettingsDto["language"];
+  next.theme = field<HTMLSelectElement>("theme").value as Theme;
+  return next;
+}
+
+/** Loads and applies the saved settings; `rerender` redraws translated dynamic content. */
+export async function setupSettings(rerender: () => void) {
+  try {
+    current = await api.getSettings();
+    fill(current);
+    applyTheme(current.theme);
+    applyLanguage(current.language);
+  } catch (e) {
+    toastError(e);
+  }
+  $("settings-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!current) return;
+    try {
+      current = await api.saveSettings(read(current));
+      fill(current);
+      applyTheme(current.theme);
+      applyLanguage(current.language);
+      rerender();
+      toast(t("settings.saved"));
+    } catch (e) {
+      toastError(e);
+    }
+  });
+}
