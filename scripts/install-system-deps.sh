@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Kea's build needs (WebKitGTK, a C/C++
-# toolchain, cmake and clang for llama.cpp). Idempotent: does nothing when they are all present; skips apt
+# toolchain, cmake and clang for llama.cpp); with --test also what the
+# end-to-end tests need (Xvfb, xauth, WebKitWebDriver). Idempotent: does nothing when they are all present; skips apt
 # (with a hint) when not root and something is missing.
 set -euo pipefail
 
 # WebKitGTK for the desktop shell; cmake and clang for llama.cpp (embedded and llama-server).
 packages=(libwebkit2gtk-4.1-dev build-essential pkg-config cmake clang libclang-dev)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(xvfb xauth webkit2gtk-driver)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

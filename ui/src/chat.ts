@@ -107,21 +107,28 @@ async function ask(question: string) {
   item.classList.add("streaming");
   const trace = traceBox();
   let streamed = "";
+  // Channel messages may arrive after the command's result: once the final
+  // answer is rendered, late tokens must not overwrite it.
+  let finished = false;
   setBusy(true);
   try {
     const answer: AnswerDto = await api.ask(question, chatId, (event) => {
       if (event.type === "token") {
+        if (finished) return;
         streamed += event.text;
         body.textContent = streamed;
         $("messages").scrollTop = $("messages").scrollHeight;
       } else trace.add(event);
     });
+    finished = true;
     const isNew = chatId !== answer.chat_id;
     chatId = answer.chat_id;
     renderAnswer(body, answer.answer, answer.citations, answer.notice);
     item.append(copyButton(() => answer.answer), trace.box);
+    item.scrollIntoView({ block: "end" });
     if (isNew) void refreshConversations();
   } catch (e) {
+    finished = true;
     const err = asCommandError(e);
     if (err.kind === "cancelled") body.textContent = `${streamed} ${t("chat.stopped")}`;
     else {
@@ -160,7 +167,7 @@ function identificationCard(r: IdentificationDto, imageUrl: string | null): HTML
 
 /** Identifies a dropped (path) or pasted/picked (bytes) image. */
 export async function identify(image: { path?: string; bytes?: Uint8Array; name?: string }) {
-  addMessage("user", `📷 ${image.name ?? image.path?.split("/").pop() ?? "image"}`);
+  addMessage("user", `▣ ${image.name ?? image.path?.split("/").pop() ?? "image"}`);
   const { item, body } = addMessage("assistant", t("chat.identifying"));
   const trace = traceBox();
   const imageUrl = image.bytes ? URL.createObjectURL(new Blob([image.bytes as BlobPart])) : null;
@@ -169,6 +176,7 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
     const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, trace.add);
     body.replaceChildren(el("p", r.reply, "answer"), identificationCard(r, imageUrl));
     item.append(trace.box);
+    item.scrollIntoView({ block: "end" });
   } catch (e) {
     body.textContent = asCommandError(e).message;
     item.classList.add("failed");
@@ -222,7 +230,7 @@ export async function refreshConversations() {
       const open = button(c.title, () => void openConversation(c.id), "link title");
       const rename = button("✎", () => startRename(item, c.id, c.title));
       rename.title = t("conversations.rename");
-      const remove = button("🗑", async () => {
+      const remove = button("✕", async () => {
         if (!(await confirmAction(t("conversations.confirm_delete", { title: c.title }), t("conversations.delete")))) return;
         await api.deleteConversation(c.id).catch(toastError);
         if (chatId === c.id) newChat();

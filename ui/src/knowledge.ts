@@ -18,14 +18,16 @@ function documentRow(doc: DocumentDto): HTMLElement {
   item.dataset.path = doc.path;
   const pending = filesInProgress.has(doc.path) && indexing.active;
   item.append(el("span", doc.status === "error" ? "✗" : pending ? "…" : "✓", "mark"));
-  const name = el("span", doc.path, "path");
-  name.title = doc.title ?? doc.path;
+  const slash = doc.path.lastIndexOf("/");
+  const name = el("span", doc.path.slice(slash + 1), "path");
+  if (slash > 0) name.append(el("span", ` ${doc.path.slice(0, slash)}/`, "muted folder"));
+  name.title = doc.title ? `${doc.title} — ${doc.path}` : doc.path;
   item.append(name);
   const detail = doc.status === "error" ? doc.error ?? "error" : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}`;
   item.append(el("span", detail, "muted detail"));
   const reindex = button("↻", () => api.reindexDocument(doc.path).catch(toastError));
   reindex.title = t("knowledge.reindex_one");
-  const remove = button("🗑", async () => {
+  const remove = button("✕", async () => {
     if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
   });
   remove.title = t("knowledge.delete");

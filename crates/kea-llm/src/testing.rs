@@ -23,8 +23,18 @@ pub fn http_response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
 
 /// A complete chat-completions stream whose content is `text`.
 pub fn sse_stream(text: &str) -> Vec<u8> {
-    let event = serde_json::json!({"choices": [{"delta": {"content": text}, "finish_reason": null}]});
-    http_response("200 OK", "text/event-stream", &format!("data: {event}\n\ndata: [DONE]\n\n"))
+    sse_tokens(&[text])
+}
+
+/// A chat-completions stream delivering `tokens` as separate events.
+pub fn sse_tokens(tokens: &[&str]) -> Vec<u8> {
+    let mut body = String::new();
+    for token in tokens {
+        let event = serde_json::json!({"choices": [{"delta": {"content": token}, "finish_reason": null}]});
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    http_response("200 OK", "text/event-stream", &body)
 }
 
 /// Serves `responses` in order, one per connection.

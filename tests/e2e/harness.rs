@@ -1,0 +1,216 @@
+//! Starts the built desktop app through `tauri-driver` (which drives Debian's
+//! WebKitWebDriver) with a temporary knowledge folder and data dir, and
+//! gives the tests a WebDriver client, waits and numbered screenshots.
+//!
+//! Needs a display (`make test` runs this under `xvfb-run` when there is
+//! none) and `tauri-driver` (installed by `make test` into
+//! `~/.cache/kea/tools/bin`, or named by `$TAURI_DRIVER`).
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+/// The shipped binary under test (built with the `custom-protocol` feature).
+const APP: &str = env!("CARGO_BIN_EXE_kea-desktop");
+
+fn tauri_driver() -> PathBuf {
+    if let Some(path) = std::env::var_os("TAURI_DRIVER") {
+        return PathBuf::from(path);
+    }
+    let cached = PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/kea/tools/bin/tauri-driver");
+    assert!(cached.exists(), "tauri-driver is not installed: run `make test` (it installs it into {})", cached.display());
+    cached
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
+}
+
+/// One app at a time: windows on one display share the keyboard focus.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A running app with its driver, folders and screenshot directory.
+pub struct App {
+    _turn: std::sync::MutexGuard<'static, ()>,
+    pub client: Client,
+    driver: Child,
+    pub root: tempfile::TempDir,
+    shots: PathBuf,
+    step: usize,
+    /// When the driver was asked to launch the app.
+    pub launched: Instant,
+}
+
+impl App {
+    /// The knowledge folder the app was started with.
+    pub fn knowledge(&self) -> PathBuf {
+        self.root.path().join("knowledge")
+    }
+
+    /// Starts the app; `llm_url` points it at an OpenAI-compatible endpoint
+    /// (else it runs without a language model).
+    pub async fn start(name: &str, llm_url: Option<&str>) -> App {
+        assert!(std::env::var_os("DISPLAY").is_some(), "no display: run under xvfb-run (make test does)");
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let root = tempfile::tempdir().unwrap();
+        let (knowledge, data) = (root.path().join("knowledge"), root.path().join("data"));
+        std::fs::create_dir_all(&knowledge).unwrap();
+        let (port, native_port) = (free_port(), free_port());
+        let mut command = Command::new(tauri_driver());
+        command.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()]);
+        command.env("KEA_IMAGE_MODEL", "fixture-clip-vision").env_remove("KEA_LLM_BASE_URL").env_remove("KEA_GGUF");
+        match llm_url {
+            Some(url) => command.env("KEA_LLM_BASE_URL", url).env("KEA_LLM_MODEL", "scripted"),
+            // No endpoint and no embedded model: retrieval-only answers.
+            None => command.env("KEA_EMBEDDED_MODEL", "none-installed"),
+        };
+        let launched = Instant::now();
+        let driver = command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("start tauri-driver");
+        let capabilities = json!({"tauri:options": {"application": APP, "args": ["--knowledge", knowledge, "--data-dir", data]}});
+        let url = format!("http://127.0.0.1:{port}");
+        let client = retry(Duration::from_secs(30), || async {
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(capabilities.as_object().unwrap().clone())
+                .connect(&url)
+                .await
+                .ok()
+        })
+        .await
+        .expect("a WebDriver session with the app");
+        let shots = std::env::var_os("KEA_E2E_ARTIFACTS").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots")).join(name);
+        let _ = std::fs::remove_dir_all(&shots);
+        std::fs::create_dir_all(&shots).unwrap();
+        let app = App { _turn: turn, client, driver, root, shots, step: 0, launched };
+        app.client.set_window_size(1100, 720).await.ok();
+        app
+    }
+
+    /// Saves a numbered screenshot of the window.
+    pub async fn shot(&mut self, label: &str) {
+        self.step += 1;
+        let png = self.client.screenshot().await.expect("screenshot");
+        let path = self.shots.join(format!("{:02}-{label}.png", self.step));
+        std::fs::write(&path, png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+    }
+
+    /// Waits for an element matching `css`.
+    pub async fn wait_for(&self, css: &str, timeout: Duration) -> Element {
+        let found = retry(timeout, || async { self.client.find(Locator::Css(css)).await.ok() }).await;
+        match found {
+            Some(element) => element,
+            None => self.fail(&format!("timed out after {timeout:?} waiting for `{css}`")).await,
+        }
+    }
+
+    /// Waits until the text of `css` satisfies `ready`, and returns it.
+    pub async fn wait_text(&self, css: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
+        let text = retry(timeout, || async {
+            let text = self.client.find(Locator::Css(css)).await.ok()?.text().await.ok()?;
+            ready(&text).then_some(text)
+        })
+        .await;
+        match text {
+            Some(text) => text,
+            None => self.fail(&format!("timed out after {timeout:?} waiting for the text of `{css}` (now: {:?})", self.text(css).await)).await,
+        }
+    }
+
+    /// Saves `FAILED.png` and panics with the page's text.
+    async fn fail(&self, what: &str) -> ! {
+        if let Ok(png) = self.client.screenshot().await {
+            let _ = std::fs::write(self.shots.join("FAILED.png"), png);
+        }
+        panic!("{what}; screenshot {}; page text:\n{}", self.shots.join("FAILED.png").display(), self.text("body").await)
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        match self.client.find(Locator::Css(css)).await {
+            Ok(e) => e.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        }
+    }
+
+    pub async fn click(&self, css: &str) {
+        if let Err(e) = self.wait_for(css, Duration::from_secs(10)).await.click().await {
+            self.fail(&format!("click {css}: {e:?}")).await;
+        }
+    }
+
+    /// Calls one of the app's commands the way the UI does (`invoke`).
+    pub async fn invoke(&self, command: &str, args: Value) -> Value {
+        let script = "const [command, args, done] = arguments; window.__TAURI_INTERNALS__.invoke(command, args).then((v) => done({ok: v ?? null}), (e) => done({err: e}));";
+        let result = self.client.execute_async(script, vec![json!(command), args]).await.expect("invoke");
+        assert!(result.get("err").is_none(), "{command} failed: {result}");
+        result["ok"].clone()
+    }
+
+    /// Ends the session, which closes the app (dropping `App` then stops
+    /// tauri-driver).
+    pub async fn stop(self) {
+        let _ = self.client.clone().close().await;
+    }
+}
+
+impl Drop for App {
+    /// Stops tauri-driver with SIGTERM so it also stops WebKitWebDriver and
+    /// the app (SIGKILL would orphan them), also when a test fails.
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.driver.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.driver.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.driver.kill();
+    }
+}
+
+impl App {
+    /// Resident memory (KiB) of the app process and its WebKit helpers
+    /// (web and network processes), found under /proc by parentage.
+    pub fn memory_kib(&self) -> u64 {
+        let data_dir = self.root.path().join("data").display().to_string();
+        let procs: Vec<(u32, u32, String, u64)> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+                let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.split_whitespace().next().unwrap_or("0").to_string());
+                let cmdline = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default().replace('\0', " ");
+                Some((pid, field("PPid:")?.parse().ok()?, cmdline, field("VmRSS:").and_then(|v| v.parse().ok()).unwrap_or(0)))
+            })
+            .collect();
+        let Some(app) = procs.iter().find(|p| p.2.contains("kea-desktop") && p.2.contains(&data_dir)) else { return 0 };
+        app.3 + procs.iter().filter(|p| p.1 == app.0).map(|p| p.3).sum::<u64>()
+    }
+}
+
+/// Polls `f` every 200 ms until it gives a value or `timeout` passes.
+pub async fn retry<T, F: Future<Output = Option<T>>>(timeout: Duration, mut f: impl FnMut() -> F) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = f().await {
+            return Some(value);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The repository's sample knowledge (English species pages).
+pub fn sample_parrots() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/parrots")
+}

@@ -1,0 +1,158 @@
+//! End-to-end tests of the real desktop app in its real webview (WebKitGTK
+//! through tauri-driver), each step saved as a screenshot under
+//! `target/tmp/e2e-screenshots/<test>/`. The language model is a scripted
+//! OpenAI-compatible endpoint on loopback (a real local model cannot be
+//! made to cite a given passage or emit a given payload); everything else
+//! is real: the engine, MiniLM, SQLite, usearch and the fixture CLIP model.
+
+mod harness;
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use harness::{sample_parrots, App};
+use kea_llm::testing::{scripted, sse_stream, sse_tokens};
+use serde_json::json;
+
+const INDEXING: Duration = Duration::from_secs(120);
+const ANSWER: Duration = Duration::from_secs(60);
+
+fn router_says_retrieve(query: &str) -> Vec<u8> {
+    sse_stream(&json!({"use_rag": true, "search_query": query, "is_followup": false}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_ask_cite_identify_evaluate_and_configure() {
+    let answer = ["Cockatiels ", "eat ", "**seeds**, ", "pellets ", "and ", "fresh ", "vegetables ", "[S1]."];
+    let llm = scripted(vec![router_says_retrieve("cockatiel diet"), sse_tokens(&answer)]);
+    let mut app = App::start("main-flow", Some(&format!("{}/v1", llm.url))).await;
+
+    // The window is interactive as soon as the session starts; the engine
+    // opens behind it.
+    app.wait_for("[role=tab]", ANSWER).await;
+    let interactive = app.launched.elapsed();
+    app.wait_text("#engine-state", INDEXING, |t| t.contains("all-minilm")).await;
+    eprintln!("cold start: window interactive {interactive:?}, engine ready {:?}", app.launched.elapsed());
+
+    // The empty state teaches what to do.
+    let empty = app.wait_text("#documents li.empty", INDEXING, |t| !t.is_empty()).await;
+    assert!(empty.contains("Drop documents here"), "{empty}");
+    app.wait_text("#llm-state", INDEXING, |t| t.contains("scripted at http://127.0.0.1")).await;
+    app.shot("empty-knowledge").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle = app.memory_kib();
+    assert!(idle > 0, "the app process was not found");
+    eprintln!("idle memory (app + WebKit processes, empty knowledge): {} MiB", idle / 1024);
+
+    // Import a folder through the command a drop uses; the watcher indexes it.
+    let report = app.invoke("import_files", json!({"paths": [sample_parrots()]})).await;
+    assert_eq!(report["imported"].as_array().unwrap().len(), 10, "{report}");
+    app.wait_for(r#"#documents li.doc.indexed[data-path="parrots/cockatiel.md"]"#, INDEXING).await;
+    app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
+    app.shot("indexed").await;
+    eprintln!("memory after indexing 10 documents: {} MiB", app.memory_kib() / 1024);
+
+    // Ask; the answer streams in token by token, then renders with a citation.
+    app.client
+        .execute("window.__seen = []; new MutationObserver(() => { const b = document.querySelector('.message.streaming .body'); if (b) window.__seen.push(b.textContent); }).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});", vec![])
+        .await
+        .unwrap();
+    app.wait_for("#question", ANSWER).await.send_keys("What do cockatiels eat?\u{E007}").await.unwrap();
+    let cite = app.wait_for(r#".message.assistant .answer button.cite[data-cite="S1"]"#, ANSWER).await;
+    let seen = app.client.execute("return window.__seen", vec![]).await.unwrap();
+    let partial: std::collections::BTreeSet<&str> = seen.as_array().unwrap().iter().filter_map(|v| v.as_str()).filter(|t| !t.is_empty()).collect();
+    assert!(partial.len() >= 3, "tokens should arrive one by one, saw {partial:?}");
+    assert_eq!(app.text(".message.assistant .answer strong").await, "seeds", "markdown is rendered");
+    app.shot("answer-with-citation").await;
+
+    cite.click().await.unwrap();
+    let source = app.wait_text("#passage-source", ANSWER, |t| !t.is_empty()).await;
+    assert!(source.ends_with(".md"), "{source}");
+    assert!(!app.text("#passage-text").await.is_empty());
+    app.shot("passage").await;
+    app.click("#close-passage").await;
+
+    // The trace tells how the answer was made.
+    app.click(".message.assistant details.trace summary").await;
+    let trace = app.text(".message.assistant details.trace").await;
+    assert!(trace.contains("router") && trace.contains("retrieval"), "{trace}");
+
+    // The conversation is listed.
+    app.wait_text("#conversations li.active", ANSWER, |t| !t.is_empty()).await;
+
+    // Identify a picked photo with the fixture CLIP model: green → budgerigar.
+    let photo = app.root.path().join("green-bird.png");
+    image::RgbImage::from_pixel(64, 64, image::Rgb([0, 255, 0])).save(&photo).unwrap();
+    app.client.find(Locator::Css("#pick-image")).await.unwrap().send_keys(photo.to_str().unwrap()).await.unwrap();
+    let card = app.wait_text(".id-card", ANSWER, |t| t.contains("%")).await;
+    app.wait_for("#send:not([disabled])", ANSWER).await;
+    assert!(card.contains("Budgerigar") && card.contains("虎皮鹦鹉"), "{card}");
+    assert_eq!(app.client.find_all(Locator::Css(".id-card .candidate")).await.unwrap().len(), 3);
+    app.shot("identification-card").await;
+
+    // Evaluate three configurations on the shipped golden set.
+    app.click(r#"[role=tab][data-view="eval"]"#).await;
+    app.click("#eval-run").await;
+    app.wait_for("#eval-chart svg.chart rect", ANSWER).await;
+    let table = app.text("#eval-table").await;
+    assert!(table.contains("bm25") && table.contains("hybrid") && table.contains("MRR@10"), "{table}");
+    app.shot("evaluation").await;
+
+    // Settings: Chinese and dark theme persist in the data dir.
+    app.click(r#"[role=tab][data-view="settings"]"#).await;
+    let form = app.wait_for("#settings-form", ANSWER).await;
+    form.find(Locator::Css(r#"select[name="language"] option[value="zh"]"#)).await.unwrap().click().await.unwrap();
+    form.find(Locator::Css(r#"select[name="theme"] option[value="dark"]"#)).await.unwrap().click().await.unwrap();
+    app.click(r#"#settings-form button[type="submit"]"#).await;
+    app.wait_text(r#"[role=tab][data-view="chat"]"#, ANSWER, |t| t == "对话").await;
+    let theme = app.client.execute("return document.documentElement.dataset.theme", vec![]).await.unwrap();
+    assert_eq!(theme, "dark");
+    app.shot("settings-chinese-dark").await;
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(app.root.path().join("data/settings.json")).unwrap()).unwrap();
+    assert_eq!((saved["language"].as_str(), saved["theme"].as_str()), (Some("zh"), Some("dark")));
+
+    // Delete one document: it leaves disk and index.
+    app.click(r#"[role=tab][data-view="chat"]"#).await;
+    app.click(r#"#documents li[data-path="parrots/eclectus.md"] button[title="删除"]"#).await;
+    app.click("dialog.confirm button.danger").await;
+    app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("9 ")).await;
+    assert!(!app.knowledge().join("parrots/eclectus.md").exists());
+    app.shot("after-delete").await;
+    app.stop().await;
+}
+
+/// The XSS corpus (tests/xss/payloads.txt, 102 payloads) placed in a document
+/// and in the language model's answer: nothing may run in the real webview.
+#[tokio::test(flavor = "multi_thread")]
+async fn markup_in_documents_and_answers_never_runs_in_the_webview() {
+    let corpus = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/xss/payloads.txt")).unwrap();
+    let payloads: Vec<String> = corpus.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).map(|l| l.replace("\\n", "\n")).collect();
+    assert!(payloads.len() >= 100);
+    let answer = format!("Here is what the notes say [S1].\n\n{}", payloads.join("\n\n"));
+    let llm = scripted(vec![router_says_retrieve("hostile notes"), sse_stream(&answer)]);
+    let mut app = App::start("xss", Some(&format!("{}/v1", llm.url))).await;
+    app.client.execute("window.__xssFired = []; window.__xss = (n) => window.__xssFired.push(n); window.alert = (m) => window.__xssFired.push('alert:' + m);", vec![]).await.unwrap();
+
+    let source = app.root.path().join("hostile notes.md");
+    std::fs::write(&source, format!("# Hostile notes\n\n{}\n", payloads.join("\n\n"))).unwrap();
+    app.invoke("import_files", json!({"paths": [source]})).await;
+    app.wait_for(r#"#documents li.doc.indexed[data-path="hostile notes.md"]"#, INDEXING).await;
+
+    app.wait_for("#question", ANSWER).await.send_keys("What do the hostile notes say?\u{E007}").await.unwrap();
+    app.wait_for(".message.assistant .copy", ANSWER).await;
+    app.wait_for(r#".message.assistant .answer button.cite[data-cite="S1"]"#, ANSWER).await.click().await.unwrap();
+    app.wait_text("#passage-source", ANSWER, |t| t.contains("hostile")).await;
+    // Give handlers (onerror, onload, autofocus, animations) time to fire.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for link in app.client.find_all(Locator::Css(".markdown a")).await.unwrap() {
+        let _ = link.click().await;
+    }
+    app.shot("payloads-rendered").await;
+    let fired = app.client.execute("return window.__xssFired", vec![]).await.unwrap();
+    assert_eq!(fired, json!([]), "payloads ran in the webview");
+    let live = app.client.execute("return document.querySelectorAll('#messages script, #messages iframe, #messages img[onerror], #messages svg, #messages [onload], #passage script, #passage iframe, #passage svg').length", vec![]).await.unwrap();
+    assert_eq!(live, json!(0));
+    let url = app.client.current_url().await.unwrap();
+    assert!(url.as_str().starts_with("tauri://localhost"), "the webview navigated away: {url}");
+    app.stop().await;
+}
