@@ -11,10 +11,14 @@ mod architecture;
 mod chat;
 #[path = "integration/crash.rs"]
 mod crash;
+#[path = "integration/hostile.rs"]
+mod hostile;
 #[path = "integration/identify.rs"]
 mod identify;
 #[path = "integration/index.rs"]
 mod index;
+#[path = "integration/network.rs"]
+mod network;
 #[path = "integration/retrieval.rs"]
 mod retrieval;
 #[path = "integration/watch.rs"]

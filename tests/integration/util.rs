@@ -198,3 +198,24 @@ pub fn solid_png(size: u32, rgb: [u8; 3]) -> Vec<u8> {
     chunk(&mut png, b"IEND", &[]);
     png
 }
+
+/// A minimal .docx (zip) whose `word/document.xml` is `document_xml`.
+pub fn docx_with(document_xml: &[u8], method: zip::CompressionMethod) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut out);
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    zip.start_file("[Content_Types].xml", options).unwrap();
+    zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#).unwrap();
+    zip.start_file("word/document.xml", options).unwrap();
+    zip.write_all(document_xml).unwrap();
+    zip.finish().unwrap();
+    out.into_inner()
+}
+
+/// A valid .docx with one paragraph per entry of `paragraphs`.
+pub fn paragraph_docx(text: &str) -> Vec<u8> {
+    let paragraphs: String = text.split("\n\n").map(|p| format!("<w:p><w:r><w:t>{p}</w:t></w:r></w:p>")).collect();
+    let xml = format!(r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{paragraphs}</w:body></w:document>"#);
+    docx_with(xml.as_bytes(), zip::CompressionMethod::Deflated)
+}

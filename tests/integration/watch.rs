@@ -76,3 +76,15 @@ fn watcher_picks_up_create_edit_rename_and_delete() {
     std::fs::remove_file(sandbox.path("owl-parrot.md")).unwrap();
     watcher.wait_for("the delete", |v| count(v, "documents") == docs);
 }
+
+#[test]
+fn a_small_watcher_storm_settles_with_the_index_equal_to_the_disk() {
+    // The smoke size of `kea bench storm` (the full run is 10,000 files in 10 s).
+    let sandbox = Sandbox::empty();
+    let figures = sandbox.json(&["bench", "storm", "--files", "300", "--seconds", "3", "--json"]);
+    assert_eq!(figures["index_equals_disk"], true, "{figures}");
+    assert_eq!(figures["query_errors"], 0, "{figures}");
+    assert_eq!(figures["watcher_errors"], 0, "{figures}");
+    assert!(figures["queries"].as_u64().unwrap() > 10, "queries kept running: {figures}");
+    assert!(figures["documents"].as_u64().unwrap() > 200, "{figures}");
+}

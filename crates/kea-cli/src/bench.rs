@@ -10,6 +10,8 @@ use clap::Subcommand;
 
 #[path = "bench_query.rs"]
 mod query_bench;
+#[path = "bench_storm.rs"]
+mod storm_bench;
 use kea_engine::chunk::chunk_document;
 use kea_engine::extract::{extract, DocKind};
 use kea_engine::model::ModelPaths;
@@ -35,6 +37,16 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Watcher storm: create/modify/rename/delete files while querying; settle time and query p99.
+    Storm {
+        #[arg(long, default_value_t = 10_000)]
+        files: usize,
+        /// How long the storm lasts.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Query latency on a synthetic index (generated text, random unit vectors).
     Query {
         #[arg(long, default_value_t = 100_000)]
@@ -52,6 +64,7 @@ pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<Stri
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
+        BenchCommand::Storm { files, seconds, json } => (serde_json::to_value(storm_bench::run(*files, *seconds, paths)?)?, *json),
     };
     if json {
         println!("{}", serde_json::to_string(&figures)?);
