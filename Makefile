@@ -8,7 +8,7 @@ export KEA_MODELS_DIR ?= $(CURDIR)/models
 KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
 
-.PHONY: run test test-desktop test-deps models fixtures system-deps ui desktop cli bench clean
+.PHONY: run test test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
@@ -21,6 +21,7 @@ test: test-deps models fixtures ui
 	cd ui && npx vitest run
 	KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
 	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol
+	$(MAKE) bench-peer PEER_DOCS=20
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui
@@ -68,6 +69,33 @@ cli: models
 # and the hot path (ONNX Runtime, SQLite, usearch) lives in them.
 bench: models
 	$(CARGO) run -p kea-cli -- bench ingest --json
+
+# Reliability figures (issue 7); each has a smoke variant inside `make test`.
+crash-full: models
+	KEA_CRASH_FILES=2000 KEA_CRASH_KILLS=20 $(CARGO) test -p kea-cli --test integration -- sigkill --nocapture
+
+bench-storm: models
+	$(CARGO) run -p kea-cli -- bench storm --files 10000 --seconds 10
+
+PEER_VENV := $(KEA_CACHE_DIR)/peer-venv
+$(PEER_VENV)/.chromadb-1.5.9:
+	python3 -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/pip install --quiet chromadb==1.5.9 onnxruntime==1.24.4 tokenizers==0.22.1 numpy
+	touch $@
+
+PEER_DOCS ?= 500
+bench-peer: models $(PEER_VENV)/.chromadb-1.5.9
+	ANONYMIZED_TELEMETRY=False $(CARGO) run -p kea-cli -- bench peer --docs $(PEER_DOCS) --python $(PEER_VENV)/bin/python
+
+# Fuzz one target on nightly: make fuzz TARGET=docx SECONDS=600 (see fuzz/README.md).
+TARGET ?= chunk_text
+SECONDS ?= 600
+CARGO_FUZZ := $(KEA_CACHE_DIR)/tools/bin/cargo-fuzz
+$(CARGO_FUZZ):
+	$(CARGO) install cargo-fuzz --version 0.13.2 --locked --root $(KEA_CACHE_DIR)/tools
+
+fuzz: $(CARGO_FUZZ)
+	cd fuzz && PATH="$(KEA_CACHE_DIR)/tools/bin:$$PATH" $(CARGO) +nightly fuzz run $(TARGET) -- -max_total_time=$(SECONDS) -rss_limit_mb=2048
 
 clean:
 	rm -rf target ui/dist ui/node_modules

@@ -10,6 +10,8 @@ use clap::Subcommand;
 
 #[path = "bench_query.rs"]
 mod query_bench;
+#[path = "bench_peer.rs"]
+mod peer_bench;
 #[path = "bench_storm.rs"]
 mod storm_bench;
 use kea_engine::chunk::chunk_document;
@@ -34,6 +36,16 @@ pub enum BenchCommand {
         model: String,
         #[arg(long)]
         threads: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Kea vs a Python peer of Parrot-Set's design (chromadb) on one corpus.
+    Peer {
+        #[arg(long, default_value_t = 500)]
+        docs: usize,
+        /// The peer's Python (a venv with chromadb, onnxruntime, tokenizers).
+        #[arg(long, env = "KEA_PEER_PYTHON")]
+        python: std::path::PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -64,6 +76,7 @@ pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<Stri
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
+        BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
         BenchCommand::Storm { files, seconds, json } => (serde_json::to_value(storm_bench::run(*files, *seconds, paths)?)?, *json),
     };
     if json {

@@ -122,7 +122,7 @@ fn is_connect_error(e: &ureq::Error) -> bool {
 
 /// One parsed server-sent event.
 #[derive(Debug, PartialEq)]
-pub(crate) enum SseEvent {
+pub enum SseEvent {
     Delta(String),
     Finish(String),
     Done,
@@ -130,7 +130,7 @@ pub(crate) enum SseEvent {
 }
 
 /// Parses one SSE line of a chat-completions stream.
-pub(crate) fn parse_sse_line(line: &str) -> Result<SseEvent, LlmError> {
+pub fn parse_sse_line(line: &str) -> Result<SseEvent, LlmError> {
     let line = line.trim_end_matches('\r');
     let Some(data) = line.strip_prefix("data:") else { return Ok(SseEvent::Ignore) };
     let data = data.trim();
