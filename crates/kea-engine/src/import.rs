@@ -141,4 +141,50 @@ mod tests {
         assert_eq!(std::fs::read_to_string(knowledge.join("a.md")).unwrap(), "existing", "nothing is overwritten");
         assert!(src.join("a.md").exists(), "sources are copied, not moved");
     }
+
+    #[test]
+    fn traversal_absolute_paths_symlink_escapes_and_devices_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (drop, knowledge, outside) = (tmp.path().join("drop"), tmp.path().join("knowledge"), tmp.path().join("outside"));
+        for dir in [&drop, &knowledge, &outside] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(outside.join("secret.md"), "secret").unwrap();
+        std::fs::write(drop.join("note.md"), "# Note").unwrap();
+        std::os::unix::fs::symlink(&outside, drop.join("escape-dir")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.md"), drop.join("escape.md")).unwrap();
+        let mut report = ImportReport::default();
+        let sources = [
+            drop.clone(),                                // a folder holding two symlink escapes
+            drop.join("..").join("drop").join("note.md"), // `..` in the source path: the file itself is fine
+            PathBuf::from("/dev/null"),                 // a device
+            PathBuf::from("/dev/zero"),
+            PathBuf::from("/etc/passwd"),               // absolute path to something unsupported
+        ];
+        for source in &sources {
+            import_one(source, &knowledge, &knowledge, &mut report).unwrap();
+        }
+        assert_eq!(report.imported, ["drop/note.md", "note.md"], "{report:?}");
+        let reasons: Vec<&str> = report.rejected.iter().map(|(_, why)| why.as_str()).collect();
+        assert_eq!(reasons.iter().filter(|r| r.contains("symbolic links")).count(), 2, "{reasons:?}");
+        assert_eq!(reasons.iter().filter(|r| r.contains("not a regular file")).count(), 2, "{reasons:?}");
+        assert!(reasons.iter().any(|r| r.contains("unsupported")), "{reasons:?}");
+        // Everything landed inside the knowledge folder, and nothing from outside.
+        let mut landed = Vec::new();
+        for entry in walk(&knowledge) {
+            assert!(entry.starts_with(&knowledge));
+            assert!(!std::fs::symlink_metadata(&entry).unwrap().file_type().is_symlink());
+            landed.push(std::fs::read_to_string(&entry).unwrap());
+        }
+        assert!(!landed.iter().any(|t| t.contains("secret")));
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+        }
+        out
+    }
 }

@@ -90,4 +90,21 @@ mod tests {
         assert!(checked_key("parrots/kea.md").is_ok());
         assert!(checked_key("鹦鹉/玄凤 鹦鹉.md").is_ok());
     }
+
+    #[test]
+    fn a_symlink_out_of_the_knowledge_folder_is_never_opened_or_deleted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (knowledge, outside) = (tmp.path().join("knowledge"), tmp.path().join("outside"));
+        std::fs::create_dir_all(&knowledge).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("precious.md"), "keep me").unwrap();
+        std::os::unix::fs::symlink(outside.join("precious.md"), knowledge.join("link.md")).unwrap();
+        std::fs::write(knowledge.join("mine.md"), "# Mine").unwrap();
+        let engine = Engine::open(crate::EngineConfig::new(&knowledge, tmp.path().join("data"))).unwrap();
+        assert_eq!(engine.document_path("link.md").unwrap_err().kind(), crate::ErrorKind::InvalidInput);
+        assert_eq!(engine.document_path("gone.md").unwrap_err().kind(), crate::ErrorKind::NotFound);
+        assert_eq!(engine.document_path("mine.md").unwrap(), knowledge.join("mine.md"));
+        assert!(engine.delete_document("link.md", &(), &CancelToken::new()).is_err());
+        assert_eq!(std::fs::read_to_string(outside.join("precious.md")).unwrap(), "keep me");
+    }
 }
