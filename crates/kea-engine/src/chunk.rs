@@ -140,7 +140,7 @@ fn overlap_start(plain: &str, previous: Range<usize>, next_piece: usize, overlap
     let snap = sentence_ends(window)
         .into_iter()
         .find(|&i| i > 0 && i < window.len())
-        .or_else(|| window.find(char::is_whitespace).map(|i| i + 1))
+        .or_else(|| window.char_indices().find(|(_, c)| c.is_whitespace()).map(|(i, c)| i + c.len_utf8()))
         .unwrap_or(0);
     let start = candidate + snap;
     if start >= previous.end {
@@ -236,6 +236,26 @@ mod tests {
 
     fn chunks_of(md: &str, config: ChunkConfig) -> Vec<Chunk> {
         chunk_document(&extract(DocKind::Markdown, md.as_bytes()).unwrap(), &config)
+    }
+
+    /// Found by `cargo fuzz` (target chunk_text): the overlap snapped to one
+    /// byte after a white space, inside a multi-byte one such as U+2000.
+    #[test]
+    fn overlap_after_a_multibyte_space_lands_on_a_char_boundary() {
+        let config = ChunkConfig { target_chars: 20, max_chars: 40, overlap_chars: 8 };
+        let sentence = "word\u{2000}word\u{2000}word\u{3000}word";
+        let md = format!("# T\n\n{sentence}. {sentence}. {sentence}. {sentence}.\n");
+        let chunks = chunks_of(&md, config);
+        assert!(chunks.len() > 1);
+        for chunk in &chunks {
+            assert!(md.is_char_boundary(chunk.range.start) && md.is_char_boundary(chunk.range.end));
+        }
+        let crash = include_bytes!("../tests/fuzz-regressions/chunk_text-multibyte-space-overlap");
+        for kind in [DocKind::Markdown, DocKind::Text] {
+            if let Ok(doc) = extract(kind, crash) {
+                chunk_document(&doc, &ChunkConfig::default());
+            }
+        }
     }
 
     #[test]
