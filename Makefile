@@ -95,7 +95,8 @@ $(CARGO_FUZZ):
 	$(CARGO) install cargo-fuzz --version 0.13.2 --locked --root $(KEA_CACHE_DIR)/tools
 
 fuzz: $(CARGO_FUZZ)
-	cd fuzz && PATH="$(KEA_CACHE_DIR)/tools/bin:$$PATH" $(CARGO) +nightly fuzz run $(TARGET) -- -max_total_time=$(SECONDS) -rss_limit_mb=2048
+	mkdir -p fuzz/corpus/$(TARGET)
+	cd fuzz && PATH="$(KEA_CACHE_DIR)/tools/bin:$$PATH" $(CARGO) +nightly fuzz run -O $(TARGET) corpus/$(TARGET) seeds/$(TARGET) -- -max_total_time=$(SECONDS) -rss_limit_mb=2048
 
 clean:
 	rm -rf target ui/dist ui/node_modules
