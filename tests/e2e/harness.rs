@@ -175,9 +175,9 @@ impl Drop for App {
 }
 
 impl App {
-    /// Resident memory (KiB) of the app process and its WebKit helpers
+    /// Resident memory (KiB) of the app process and of its WebKit helpers
     /// (web and network processes), found under /proc by parentage.
-    pub fn memory_kib(&self) -> u64 {
+    pub fn memory_kib(&self) -> (u64, u64) {
         let data_dir = self.root.path().join("data").display().to_string();
         let procs: Vec<(u32, u32, String, u64)> = std::fs::read_dir("/proc")
             .into_iter()
@@ -191,8 +191,8 @@ impl App {
                 Some((pid, field("PPid:")?.parse().ok()?, cmdline, field("VmRSS:").and_then(|v| v.parse().ok()).unwrap_or(0)))
             })
             .collect();
-        let Some(app) = procs.iter().find(|p| p.2.contains("kea-desktop") && p.2.contains(&data_dir)) else { return 0 };
-        app.3 + procs.iter().filter(|p| p.1 == app.0).map(|p| p.3).sum::<u64>()
+        let Some(app) = procs.iter().find(|p| p.2.contains("kea-desktop") && p.2.contains(&data_dir)) else { return (0, 0) };
+        (app.3, procs.iter().filter(|p| p.1 == app.0).map(|p| p.3).sum::<u64>())
     }
 }
 

@@ -40,9 +40,9 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     app.wait_text("#llm-state", INDEXING, |t| t.contains("scripted at http://127.0.0.1")).await;
     app.shot("empty-knowledge").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let idle = app.memory_kib();
-    assert!(idle > 0, "the app process was not found");
-    eprintln!("idle memory (app + WebKit processes, empty knowledge): {} MiB", idle / 1024);
+    let (shell, webkit) = app.memory_kib();
+    assert!(shell > 0 && webkit > 0, "the app's processes were not found");
+    eprintln!("idle memory, empty knowledge: app {} MiB + WebKit processes {} MiB", shell / 1024, webkit / 1024);
 
     // Import a folder through the command a drop uses; the watcher indexes it.
     let report = app.invoke("import_files", json!({"paths": [sample_parrots()]})).await;
@@ -50,7 +50,8 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     app.wait_for(r#"#documents li.doc.indexed[data-path="parrots/cockatiel.md"]"#, INDEXING).await;
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
     app.shot("indexed").await;
-    eprintln!("memory after indexing 10 documents: {} MiB", app.memory_kib() / 1024);
+    let (shell, webkit) = app.memory_kib();
+    eprintln!("memory after indexing 10 documents: app {} MiB + WebKit processes {} MiB", shell / 1024, webkit / 1024);
 
     // Ask; the answer streams in token by token, then renders with a citation.
     app.client
