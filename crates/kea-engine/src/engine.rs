@@ -72,6 +72,9 @@ pub struct Engine {
     pub(crate) store: Mutex<Store>,
     pub(crate) vectors: RwLock<UsearchIndex>,
     embedder: Mutex<Option<Box<dyn Embedder>>>,
+    /// A second, single-threaded instance of the same model for queries, so a
+    /// query never waits behind an ingest batch (the watcher may be indexing).
+    query_embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// Loaded on first use; a load failure is kept so queries fall back fast.
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
@@ -120,6 +123,7 @@ impl Engine {
             store: Mutex::new(store),
             vectors: RwLock::new(vectors),
             embedder: Mutex::new(None),
+            query_embedder: Mutex::new(None),
             reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
             vectors_rebuilt_on_open: rebuilt,
@@ -154,6 +158,18 @@ impl Engine {
             *slot = Some(Box::new(model));
         }
         f(slot.as_deref_mut().expect("embedder was just loaded"))
+    }
+
+    /// Embeds a query with the query instance of the model (loaded on first
+    /// use, after the ingest instance has settled which model the store uses).
+    pub(crate) fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let mut slot = self.query_embedder.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            self.with_embedder(|_| Ok(()))?;
+            let options = crate::embed::EmbedOptions { threads: Some(1), ..self.config.embed.clone() };
+            *slot = Some(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &options)?));
+        }
+        slot.as_deref_mut().expect("query embedder was just loaded").embed_query(query)
     }
 
     /// Runs `f` with the reranker, loading it on first use. `Ok(None)` when

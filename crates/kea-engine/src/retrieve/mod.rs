@@ -199,7 +199,7 @@ impl Engine {
             let lists = prepared_all
                 .iter()
                 .map(|q| {
-                    let vector = self.with_embedder(|m| m.embed_query(q))?;
+                    let vector = self.embed_query(q)?;
                     self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, config.coarse_k)
                 })
                 .collect::<Result<Vec<_>>>()?;
