@@ -107,4 +107,22 @@ mod tests {
         assert!(engine.delete_document("link.md", &(), &CancelToken::new()).is_err());
         assert_eq!(std::fs::read_to_string(outside.join("precious.md")).unwrap(), "keep me");
     }
+
+    #[test]
+    fn conversations_are_listed_renamed_reopened_and_deleted() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("k")).unwrap();
+        let engine = Engine::open(crate::EngineConfig::new(tmp.path().join("k"), tmp.path().join("d"))).unwrap();
+        let id = engine.store().create_conversation("What do cockatiels eat?").unwrap();
+        engine.store().add_message(id, "user", "What do cockatiels eat?", &serde_json::json!([]), None).unwrap();
+        engine.store().add_message(id, "assistant", "Seeds [S1].", &serde_json::json!([{"id": "S1"}]), None).unwrap();
+        engine.rename_conversation(id, "  Cockatiel diet ").unwrap();
+        assert_eq!(engine.conversations().unwrap()[0].title, "Cockatiel diet");
+        assert_eq!(engine.rename_conversation(id, " ").unwrap_err().kind(), crate::ErrorKind::InvalidInput);
+        let messages = engine.conversation_messages(id).unwrap();
+        assert_eq!(messages.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["user", "assistant"]);
+        engine.delete_conversation(id).unwrap();
+        assert!(engine.conversations().unwrap().is_empty());
+        assert_eq!(engine.conversation_messages(id).unwrap_err().kind(), crate::ErrorKind::NotFound);
+    }
 }
