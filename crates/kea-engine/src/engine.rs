@@ -161,13 +161,17 @@ impl Engine {
     }
 
     /// Embeds a query with the query instance of the model (loaded on first
-    /// use, after the ingest instance has settled which model the store uses).
+    /// use; the ingest instance loads too only if the store must switch model).
     pub(crate) fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
         let mut slot = self.query_embedder.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            self.with_embedder(|_| Ok(()))?;
             let options = crate::embed::EmbedOptions { threads: Some(1), ..self.config.embed.clone() };
-            *slot = Some(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &options)?));
+            let model = OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &options)?;
+            if self.store().model()? != Some((model.model_id().to_string(), model.dim())) {
+                // The store was built with another model: the ingest loader switches it.
+                self.with_embedder(|_| Ok(()))?;
+            }
+            *slot = Some(Box::new(model));
         }
         slot.as_deref_mut().expect("query embedder was just loaded").embed_query(query)
     }
