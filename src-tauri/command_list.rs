@@ -2,7 +2,6 @@
 // needs an `allow-<name>` permission) and by the shell's capability test.
 pub const COMMANDS: &[&str] = &[
     "status",
-    "search",
     "reindex",
     "cancel_indexing",
     "reindex_document",

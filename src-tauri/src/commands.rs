@@ -7,13 +7,12 @@ use std::sync::atomic::Ordering;
 
 use kea_engine::chat::{ChatOptions, RouterMode};
 use kea_engine::identify::{ClipClassifier, IdentifyOptions};
-use kea_engine::SearchMode;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, ConversationDto, ErrorDto, EvalDto, HitDto, IdentificationDto, ImportDto, MessageDto, PassageDto, SettingsDto, StatusDto, StreamDto,
+    AnswerDto, ConversationDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, MessageDto, PassageDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{progress_sink, select_llm, AppState};
 
@@ -21,7 +20,6 @@ use crate::{progress_sink, select_llm, AppState};
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         status,
-        search,
         reindex,
         cancel_indexing,
         reindex_document,
@@ -62,13 +60,6 @@ fn forward(channel: &Channel<StreamDto>) -> impl FnMut(kea_engine::chat::ChatEve
 async fn status(state: State<'_, AppState>) -> Result<StatusDto, ErrorDto> {
     let engine = state.engine()?;
     blocking(move || Ok(StatusDto::from(engine.status()?))).await
-}
-
-#[tauri::command]
-async fn search(state: State<'_, AppState>, query: String, top_k: Option<usize>) -> Result<Vec<HitDto>, ErrorDto> {
-    let engine = state.engine()?;
-    let top_k = top_k.unwrap_or(5).clamp(1, 50);
-    blocking(move || Ok(engine.search(&query, top_k, SearchMode::Hybrid)?.into_iter().map(HitDto::from).collect())).await
 }
 
 #[tauri::command]

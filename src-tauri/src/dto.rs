@@ -7,7 +7,7 @@ use kea_engine::import::ImportReport;
 use kea_engine::eval::EvalResult;
 use kea_engine::settings::{LlmPreferences, Settings, Theme};
 use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
-use kea_engine::{Error, Hit, IndexEvent, Status, SyncReport};
+use kea_engine::{Error, IndexEvent, Status, SyncReport};
 use serde::{Deserialize, Serialize};
 
 /// An error the UI branches on by `kind`, never by message.
@@ -82,29 +82,6 @@ impl From<Status> for StatusDto {
             documents: s.documents.into_iter().map(DocumentDto::from).collect(),
             chunks: s.chunks,
             index_bytes: s.index_bytes,
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct HitDto {
-    pub chunk_id: i64,
-    pub source: String,
-    pub heading_path: String,
-    pub page: Option<u32>,
-    pub score: f32,
-    pub text: String,
-}
-
-impl From<Hit> for HitDto {
-    fn from(h: Hit) -> Self {
-        HitDto {
-            chunk_id: h.chunk.id,
-            source: h.chunk.source,
-            heading_path: h.chunk.heading_path,
-            page: h.chunk.page,
-            score: h.score,
-            text: h.chunk.text,
         }
     }
 }

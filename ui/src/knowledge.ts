@@ -51,6 +51,18 @@ export async function refreshStatus() {
   }
 }
 
+let refreshTimer: number | undefined;
+
+/** Refreshes the list at most every 400 ms while files are indexed (one
+ * status call per file would list every document thousands of times). */
+function scheduleRefresh() {
+  if (refreshTimer !== undefined) return;
+  refreshTimer = window.setTimeout(() => {
+    refreshTimer = undefined;
+    void refreshStatus();
+  }, 400);
+}
+
 function showProgress() {
   $("progress").hidden = !indexing.active;
   const bar = $<HTMLProgressElement>("progress-bar");
@@ -93,7 +105,8 @@ export function setupKnowledge() {
     if (p.type === "started") filesInProgress = new Map();
     if (p.type === "file_done") filesInProgress.set(p.path, p.error);
     showProgress();
-    if (p.type !== "started") void refreshStatus();
+    if (p.type === "file_done") scheduleRefresh();
+    if (p.type === "finished") void refreshStatus();
   });
   void getCurrentWebview().onDragDropEvent((event) => {
     const pane = $("knowledge");

@@ -250,6 +250,14 @@ pub(crate) fn peak_rss_mb() -> anyhow::Result<f64> {
     Ok(round(kb / 1024.0))
 }
 
+/// The `p` quantile of sorted latencies, rounded to 0.01 (0 when empty).
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    round(sorted[((sorted.len() - 1) as f64 * p).round() as usize])
+}
+
 pub(crate) fn round(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }

@@ -14,6 +14,8 @@ use kea_engine::model::ModelPaths;
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig};
 use serde_json::{json, Value};
 
+use super::{peak_rss_mb, percentile, round};
+
 const QUERIES: [&str; 10] = [
     "what do the birds eat at dawn",
     "where does the flock rest",
@@ -26,16 +28,6 @@ const QUERIES: [&str; 10] = [
     "flock size observed",
     "weather during the survey",
 ];
-
-fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0.0);
-    (kib / 1024.0 * 10.0).round() / 10.0
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    (sorted[((sorted.len() - 1) as f64 * p).round() as usize] * 100.0).round() / 100.0
-}
 
 fn edit(path: &Path) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(path)?;
@@ -65,10 +57,10 @@ fn kea(corpus: &Path, data: &Path, paths: ModelPaths, edited: &Path, rounds: usi
     Ok(json!({
         "chunks": report.chunks,
         "ingest_ms": ingest_ms,
-        "edit_reindex_ms": (edit_ms * 10.0).round() / 10.0,
+        "edit_reindex_ms": round(edit_ms),
         "query_p50_ms": percentile(&latencies, 0.5),
         "query_p99_ms": percentile(&latencies, 0.99),
-        "peak_rss_mb": peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb()?,
     }))
 }
 

@@ -10,7 +10,7 @@ use kea_engine::model::ModelPaths;
 use kea_engine::store::{DocChange, FileFacts, NewChunk, Store};
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 
-use super::{peak_rss_mb, round};
+use super::{peak_rss_mb, percentile, round};
 
 #[derive(serde::Serialize)]
 pub struct QueryFigures {
@@ -69,10 +69,6 @@ fn random_unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
     let v: Vec<f32> = (0..dim).map(|_| rng.unit() * 2.0 - 1.0).collect();
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / norm).collect()
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    round(sorted[((sorted.len() - 1) as f64 * p).round() as usize])
 }
 
 pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<QueryFigures> {

@@ -13,6 +13,8 @@ use anyhow::Context;
 use kea_engine::model::ModelPaths;
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig};
 
+use super::percentile;
+
 #[derive(serde::Serialize)]
 pub struct StormFigures {
     pub files: usize,
@@ -40,11 +42,6 @@ fn disk_and_index(engine: &Engine, root: &Path) -> anyhow::Result<(Vec<(String, 
     disk.sort();
     index.sort();
     Ok((disk, index))
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let value = sorted.get(((sorted.len().max(1) - 1) as f64 * p).round() as usize).copied().unwrap_or(0.0);
-    (value * 100.0).round() / 100.0
 }
 
 pub fn run(files: usize, seconds: f64, paths: Option<ModelPaths>) -> anyhow::Result<StormFigures> {
