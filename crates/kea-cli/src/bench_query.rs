@@ -10,7 +10,7 @@ use kea_engine::model::ModelPaths;
 use kea_engine::store::{DocChange, FileFacts, NewChunk, Store};
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 
-use super::{peak_rss_mb, percentile, round};
+use super::{peak_rss_mb, percentile};
 
 #[derive(serde::Serialize)]
 pub struct QueryFigures {
