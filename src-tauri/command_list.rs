@@ -21,4 +21,10 @@ pub const COMMANDS: &[&str] = &[
     "get_settings",
     "save_settings",
     "run_eval",
+    "models_list",
+    "model_install",
+    "model_cancel",
+    "model_remove",
+    "reembed_cost",
+    "model_use",
 ];

@@ -15,10 +15,16 @@ mod crash;
 mod hostile;
 #[path = "integration/identify.rs"]
 mod identify;
+#[path = "integration/hub.rs"]
+mod hub;
 #[path = "integration/index.rs"]
 mod index;
+#[path = "integration/models.rs"]
+mod models;
 #[path = "integration/network.rs"]
 mod network;
+#[path = "integration/remote_embed.rs"]
+mod remote_embed;
 #[path = "integration/retrieval.rs"]
 mod retrieval;
 #[path = "integration/watch.rs"]

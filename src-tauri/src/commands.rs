@@ -12,9 +12,12 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, ConversationDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, MessageDto, PassageDto, SettingsDto, StatusDto, StreamDto,
+    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, MessageDto, ModelDto, PassageDto, ReembedCostDto,
+    SettingsDto, StatusDto, StreamDto,
 };
-use crate::{progress_sink, select_llm, AppState};
+use crate::{apply_model_choice, progress_sink, select_llm, AppState};
+use kea_engine::model::catalog::Role;
+use kea_engine::{CancelToken, Engine};
 
 /// The handler for every command in `command_list.rs`, in the same order.
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
@@ -39,6 +42,12 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         get_settings,
         save_settings,
         run_eval,
+        models_list,
+        model_install,
+        model_cancel,
+        model_remove,
+        reembed_cost,
+        model_use,
     ]
 }
 
@@ -144,6 +153,7 @@ async fn identify(
     on_event: Channel<StreamDto>,
 ) -> Result<IdentificationDto, ErrorDto> {
     let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
+    let image_model = std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
     blocking(move || {
         let image = match (path, bytes) {
             (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new("io", format!("{path}: {e}")))?,
@@ -153,8 +163,7 @@ async fn identify(
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let config = engine.config();
-            let id = std::env::var("KEA_IMAGE_MODEL").unwrap_or_else(|_| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
-            *slot = Some(ClipClassifier::load(&config.model_paths, &id, &config.embed)?);
+            *slot = Some(ClipClassifier::load(&config.model_paths, &image_model, &config.embed)?);
         }
         let classifier = slot.as_mut().expect("loaded above");
         let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &IdentifyOptions::default(), &mut forward(&on_event))?;
@@ -216,7 +225,7 @@ async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Set
     let previous = state.settings();
     let next = settings.into_settings(&previous);
     let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
-    let model_dirs = state.engine.get().map(|e| e.config().model_paths.dirs.clone());
+    let model_dirs = state.engine().ok().map(|e| e.config().model_paths.dirs.clone());
     blocking(move || {
         next.save(&path)?;
         let state = app.state::<AppState>();
@@ -249,4 +258,66 @@ async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: V
         Ok(results)
     })
     .await
+}
+
+/// The model catalog with what is installed and in use per role.
+#[tauri::command]
+async fn models_list(state: State<'_, AppState>) -> Result<Vec<ModelDto>, ErrorDto> {
+    let (config, settings) = (state.engine_config()?, state.settings());
+    blocking(move || {
+        let active = settings.active_models(Engine::indexed_model(&config.data_dir)?);
+        Ok(settings.model_manager(&config).list(&active).iter().map(ModelDto::from).collect())
+    })
+    .await
+}
+
+/// Downloads a model, streaming progress; `model_cancel` stops it (resumable).
+#[tauri::command]
+async fn model_install(state: State<'_, AppState>, id: String, on_progress: Channel<DownloadDto>) -> Result<(), ErrorDto> {
+    let (config, settings, cancel) = (state.engine_config()?, state.settings(), CancelToken::new());
+    state.downloads.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+    let model = id.clone();
+    let result = blocking(move || {
+        let mut send = |p: &kea_engine::model::download::DownloadProgress| drop(on_progress.send(DownloadDto::from(p)));
+        Ok(settings.model_manager(&config).install(&model, &mut send, &cancel).map(drop)?)
+    })
+    .await;
+    state.downloads.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    result
+}
+
+#[tauri::command]
+fn model_cancel(state: State<'_, AppState>, id: String) {
+    if let Some(token) = state.downloads.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+        token.cancel();
+    }
+}
+
+/// Deletes an installed model (never the index's embedder).
+#[tauri::command]
+async fn model_remove(app: AppHandle, state: State<'_, AppState>, id: String) -> Result<(), ErrorDto> {
+    let (config, settings) = (state.engine_config()?, state.settings());
+    blocking(move || {
+        if Engine::indexed_model(&config.data_dir)?.as_deref() == Some(id.as_str()) {
+            return Err(ErrorDto::new("invalid_input", format!("{id} is the index's embedder: choose another embedder first")));
+        }
+        settings.model_manager(&config).remove(&id)?;
+        apply_model_choice(&app, None, &id)
+    })
+    .await
+}
+
+/// What switching the embedder would cost (shown before asking to confirm).
+#[tauri::command]
+async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(ReembedCostDto::from(engine.reembed_cost()?))).await
+}
+
+/// Uses an installed model for a role; a new embedder re-embeds the index
+/// (the UI has asked the user to confirm the cost).
+#[tauri::command]
+async fn model_use(app: AppHandle, role: String, id: String) -> Result<(), ErrorDto> {
+    let role = Role::parse(&role).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown role {role}")))?;
+    blocking(move || apply_model_choice(&app, Some(role), &id)).await
 }

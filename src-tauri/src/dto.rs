@@ -329,6 +329,68 @@ impl From<&Settings> for SettingsDto {
     }
 }
 
+/// One model of the catalog (the Models page).
+#[derive(Debug, Serialize)]
+pub struct ModelDto {
+    pub id: String,
+    pub role: &'static str,
+    pub name: String,
+    pub languages: Vec<String>,
+    pub size_bytes: u64,
+    pub license: String,
+    pub description: String,
+    pub installed: bool,
+    pub active: bool,
+    pub downloadable: bool,
+}
+
+impl From<&kea_engine::model::manager::ModelListing> for ModelDto {
+    fn from(m: &kea_engine::model::manager::ModelListing) -> Self {
+        ModelDto {
+            id: m.id.clone(),
+            role: m.role.as_str(),
+            name: m.name.clone(),
+            languages: m.languages.clone(),
+            size_bytes: m.size_bytes,
+            license: m.license.clone(),
+            description: m.description.clone(),
+            installed: m.installed,
+            active: m.active,
+            downloadable: m.downloadable,
+        }
+    }
+}
+
+/// Download progress of a model (over the install command's Channel).
+#[derive(Debug, Clone, Serialize)]
+pub struct DownloadDto {
+    pub model: String,
+    pub file: String,
+    pub done_bytes: u64,
+    pub total_bytes: u64,
+}
+
+impl From<&kea_engine::model::download::DownloadProgress> for DownloadDto {
+    fn from(p: &kea_engine::model::download::DownloadProgress) -> Self {
+        DownloadDto { model: p.model.clone(), file: p.file.clone(), done_bytes: p.done_bytes, total_bytes: p.total_bytes }
+    }
+}
+
+/// What switching the embedder would cost.
+#[derive(Debug, Serialize)]
+pub struct ReembedCostDto {
+    pub indexed_model: Option<String>,
+    pub documents: usize,
+    pub chunks: usize,
+    pub estimated_seconds: f64,
+}
+
+impl From<kea_engine::ReembedCost> for ReembedCostDto {
+    fn from(c: kea_engine::ReembedCost) -> Self {
+        ReembedCostDto { indexed_model: c.indexed_model, documents: c.documents, chunks: c.chunks, estimated_seconds: c.estimated_seconds }
+    }
+}
+
 impl SettingsDto {
     /// The settings with these fields applied over `previous` (which keeps
     /// every knob the screen does not show, and the key unless replaced).

@@ -7,12 +7,14 @@
 mod commands;
 mod dto;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use dto::{ErrorDto, ProgressDto};
 use kea_engine::identify::ClipClassifier;
+use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
 use kea_engine::{CancelToken, Engine, EngineConfig};
 use kea_llm::Provider;
@@ -22,7 +24,12 @@ use tauri::{AppHandle, Emitter, Manager};
 /// user's settings.
 #[derive(Default)]
 struct AppState {
-    engine: OnceLock<Arc<Engine>>,
+    /// Replaced when the embedder or reranker changes (the engine reopens).
+    engine: RwLock<Option<Arc<Engine>>>,
+    /// The knowledge and data folders from the command line.
+    dirs: OnceLock<(PathBuf, PathBuf)>,
+    /// Model downloads in progress, by model id.
+    downloads: Mutex<HashMap<String, CancelToken>>,
     llm: RwLock<Option<Arc<dyn Provider>>>,
     /// What `llm-ready` announced, for a webview that loads after it.
     llm_info: RwLock<serde_json::Value>,
@@ -38,7 +45,7 @@ struct AppState {
 
 impl AppState {
     fn engine(&self) -> Result<Arc<Engine>, ErrorDto> {
-        self.engine.get().cloned().ok_or_else(ErrorDto::not_ready)
+        self.engine.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(ErrorDto::not_ready)
     }
 
     fn llm(&self) -> Result<Arc<dyn Provider>, ErrorDto> {
@@ -47,6 +54,12 @@ impl AppState {
 
     fn settings(&self) -> Settings {
         self.settings.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The engine configuration from the command line's folders and the settings.
+    fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
+        let (knowledge, data_dir) = self.dirs.get().cloned().ok_or_else(ErrorDto::not_ready)?;
+        Ok(self.settings().engine_config(knowledge, data_dir))
     }
 
     /// A fresh cancel token for an indexing run, replacing the last one.
@@ -73,6 +86,38 @@ fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
     let _ = app.emit("llm-ready", info);
 }
 
+/// Records a model choice (`role: None` clears `id` from every role after a
+/// removal) and applies it: the engine reopens for a new embedder (re-embedding)
+/// or reranker, the image model reloads, the language model is chosen again.
+fn apply_model_choice(app: &AppHandle, role: Option<Role>, id: &str) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let mut settings = state.settings();
+    let mut config = state.engine_config()?;
+    match role {
+        Some(role) => {
+            if settings.model_manager(&config).installed_dir(id).is_none() {
+                return Err(ErrorDto::new("model_missing", format!("{id} is not installed")));
+            }
+            settings.choose(role, Some(id.to_string()));
+        }
+        None => Role::ALL.into_iter().filter(|r| settings.active_models(None).get(r).map(String::as_str) == Some(id)).for_each(|r| settings.choose(r, None)),
+    }
+    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
+    settings.save(&path)?;
+    *state.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
+    match role {
+        Some(Role::Embedder) => {
+            config.use_model(id);
+            config.reembed = true;
+            start_engine(app.clone(), config);
+        }
+        Some(Role::Reranker) => start_engine(app.clone(), state.engine_config()?),
+        Some(Role::Image) | None => *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None,
+        Some(Role::Llm) => select_llm(app, config.model_paths.dirs.clone()),
+    }
+    Ok(())
+}
+
 fn progress_sink(app: AppHandle) -> impl kea_engine::ProgressSink {
     move |event: &kea_engine::IndexEvent| {
         if let Some(dto) = ProgressDto::from_event(event) {
@@ -96,13 +141,15 @@ fn dirs_from_args() -> (PathBuf, PathBuf) {
     (knowledge, data_dir)
 }
 
-/// Opens the engine, syncs, then keeps watching; reports failures to the UI.
-fn start_engine(app: AppHandle, mut config: EngineConfig) {
+/// Opens the engine (again, after a model change), syncs, then keeps
+/// watching; reports failures to the UI.
+fn start_engine(app: AppHandle, config: EngineConfig) {
     std::thread::spawn(move || {
         let state = app.state::<AppState>();
-        if let Some(dir) = state.settings().models_dir {
-            config.model_paths.dirs.insert(0, dir);
+        if let Some(watcher) = state.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            watcher.stop();
         }
+        state.indexing.lock().unwrap_or_else(|p| p.into_inner()).cancel();
         let _ = std::fs::create_dir_all(&config.knowledge_dir);
         let engine = match Engine::open(config) {
             Ok(engine) => Arc::new(engine),
@@ -111,7 +158,7 @@ fn start_engine(app: AppHandle, mut config: EngineConfig) {
                 return;
             }
         };
-        let _ = state.engine.set(engine.clone());
+        *state.engine.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.clone());
         let _ = app.emit("engine-ready", ());
         select_llm(&app, engine.config().model_paths.dirs.clone());
         if let Err(e) = engine.sync(&progress_sink(app.clone()), &state.new_indexing_token()) {
@@ -140,7 +187,8 @@ pub fn run() {
         Err(e) => eprintln!("kea-desktop: ignoring unreadable settings: {e}"),
     }
     let _ = state.settings_path.set(settings_path);
-    let config = EngineConfig::new(knowledge, data_dir);
+    let _ = state.dirs.set((knowledge.clone(), data_dir.clone()));
+    let config = state.settings().engine_config(knowledge, data_dir);
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())

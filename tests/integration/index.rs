@@ -146,7 +146,7 @@ fn changing_the_model_reembeds_everything() {
     std::fs::write(copy.join("kea-model.json"), manifest).unwrap();
 
     let models_arg = models.to_str().unwrap();
-    let out = sandbox.run(&["--models-dir", models_arg, "--embedding-model", "minilm-copy", "index", "--json"]);
+    let out = sandbox.run(&["--models-dir", models_arg, "--embedding-model", "minilm-copy", "--reembed", "index", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(count(&report, "embedded"), count(&first, "chunks"), "every chunk is re-embedded");
@@ -154,6 +154,38 @@ fn changing_the_model_reembeds_everything() {
     let status = sandbox.json(&["--models-dir", models_arg, "--embedding-model", "minilm-copy", "status", "--json"]);
     assert_eq!(status["model_id"], "minilm-copy");
     assert_eq!(status["vectors"], status["chunks"]);
+}
+
+/// Regression (issue 11): opening an index with another model used to wipe
+/// every vector as a side effect. Now the index keeps its model unless a
+/// switch is asked for with --reembed, and runs without flags use the
+/// recorded model — including after a switch to a model of another dimension.
+#[test]
+fn a_model_switch_needs_reembed_and_later_runs_keep_the_new_model() {
+    let sandbox = Sandbox::with_samples();
+    let first = sandbox.index();
+    let chunks = count(&first, "chunks");
+
+    let refused = sandbox.run(&["--embedding-model", "fixture-clip-text", "index", "--json"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("[reembed_required]") && stderr.contains("--reembed"), "{stderr}");
+    let status = sandbox.status();
+    assert_eq!((status["model_id"].as_str(), count(&status, "vectors")), (Some("all-minilm-l6-v2"), chunks), "nothing was discarded");
+
+    // A 4-dimensional model (the CLIP-shaped text fixture): the dimension changes too.
+    let switched = sandbox.json(&["--embedding-model", "fixture-clip-text", "--reembed", "index", "--json"]);
+    assert_eq!(count(&switched, "embedded"), chunks);
+    let status = sandbox.status();
+    assert_eq!((status["model_id"].as_str(), status["dim"].as_u64()), (Some("fixture-clip-text"), Some(4)));
+
+    // No flags: the recorded model is used and nothing is embedded again.
+    assert!(!sandbox.search("cuttlebone", 3).is_empty());
+    let again = sandbox.index();
+    assert_eq!((count(&again, "embedded"), count(&again, "chunks")), (0, chunks), "{again}");
+    assert_eq!(sandbox.status()["vectors"], chunks);
+    let settings: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(sandbox.data.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(settings["models"]["embedder"], "fixture-clip-text", "the choice is saved for the app too");
 }
 
 #[test]

@@ -96,6 +96,31 @@ export interface SettingsDto {
   language: "zh" | "en" | null;
   theme: Theme;
 }
+export type ModelRole = "embedder" | "reranker" | "image" | "llm";
+export interface ModelDto {
+  id: string;
+  role: ModelRole;
+  name: string;
+  languages: string[];
+  size_bytes: number;
+  license: string;
+  description: string;
+  installed: boolean;
+  active: boolean;
+  downloadable: boolean;
+}
+export interface DownloadDto {
+  model: string;
+  file: string;
+  done_bytes: number;
+  total_bytes: number;
+}
+export interface ReembedCostDto {
+  indexed_model: string | null;
+  documents: number;
+  chunks: number;
+  estimated_seconds: number;
+}
 export interface LlmInfo {
   provider: string;
   reason: string;
@@ -130,4 +155,14 @@ export const api = {
   getSettings: () => invoke<SettingsDto>("get_settings"),
   saveSettings: (settings: SettingsDto) => invoke<SettingsDto>("save_settings", { settings }),
   runEval: (golden: string | null, configs: string[]) => invoke<EvalDto[]>("run_eval", { golden, configs }),
+  modelsList: () => invoke<ModelDto[]>("models_list"),
+  modelInstall: (id: string, onProgress: (p: DownloadDto) => void) => {
+    const channel = new Channel<DownloadDto>();
+    channel.onmessage = onProgress;
+    return invoke<void>("model_install", { id, onProgress: channel });
+  },
+  modelCancel: (id: string) => invoke<void>("model_cancel", { id }),
+  modelRemove: (id: string) => invoke<void>("model_remove", { id }),
+  reembedCost: () => invoke<ReembedCostDto>("reembed_cost"),
+  modelUse: (role: ModelRole, id: string) => invoke<void>("model_use", { role, id }),
 };

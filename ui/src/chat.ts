@@ -4,6 +4,10 @@
 // passage panel a citation opens.
 import { api, type AnswerDto, type CitationDto, type IdentificationDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
+import { downloadInto } from "./models";
+
+/** The catalog's image model, offered when none is installed. */
+const IMAGE_MODEL = "clip-vit-b-32-vision";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { asCommandError } from "./state";
@@ -178,11 +182,23 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
     item.append(trace.box);
     item.scrollIntoView({ block: "end" });
   } catch (e) {
-    body.textContent = asCommandError(e).message;
+    const error = asCommandError(e);
+    if (error.kind === "model_missing") offerImageModel(body, image);
+    else body.textContent = error.message;
     item.classList.add("failed");
   } finally {
     setBusy(false);
   }
+}
+
+/** No image model: offer the download, then identify the same photo. */
+function offerImageModel(body: HTMLElement, image: { path?: string; bytes?: Uint8Array; name?: string }) {
+  const progress = el("div");
+  const start = button(t("id.download_model"), async () => {
+    if (await downloadInto(progress, IMAGE_MODEL)) void identify(image);
+  }, "primary");
+  progress.append(start);
+  body.replaceChildren(el("p", t("id.no_model")), progress);
 }
 
 function showEmpty() {

@@ -7,6 +7,7 @@ import { refreshConversations, setupChat } from "./chat";
 import { $, toast } from "./dom";
 import { setupEvaluation } from "./evaluation";
 import { refreshStatus, setupKnowledge } from "./knowledge";
+import { renderModels } from "./models";
 import { applyLanguage, setupSettings } from "./settings";
 
 function showView(name: string) {
@@ -23,6 +24,7 @@ function showLlm(info: LlmInfo | null) {
 function refreshAll() {
   void refreshStatus();
   void refreshConversations();
+  void renderModels();
 }
 
 applyLanguage(null);

@@ -17,6 +17,7 @@ mod storm_bench;
 use kea_engine::chunk::chunk_document;
 use kea_engine::extract::{extract, DocKind};
 use kea_engine::model::ModelPaths;
+use kea_engine::remote_embed::RemoteEmbedConfig;
 use kea_engine::{CancelToken, Engine, EngineConfig};
 
 #[derive(Subcommand)]
@@ -71,9 +72,9 @@ pub enum BenchCommand {
     },
 }
 
-pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<String>) -> anyhow::Result<std::process::ExitCode> {
+pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<String>, remote: Option<RemoteEmbedConfig>) -> anyhow::Result<std::process::ExitCode> {
     let (figures, json) = match command {
-        BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model)?)?, *json),
+        BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model, remote)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
         BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
@@ -100,7 +101,7 @@ struct IngestFigures {
     edit_embedded: usize,
 }
 
-fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>) -> anyhow::Result<IngestFigures> {
+fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>, remote: Option<RemoteEmbedConfig>) -> anyhow::Result<IngestFigures> {
     let tmp = tempfile::tempdir()?;
     let knowledge = tmp.path().join("knowledge");
     std::fs::create_dir_all(&knowledge)?;
@@ -111,8 +112,10 @@ fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>) -> anyh
     if let Some(paths) = paths {
         config.model_paths.dirs.splice(0..0, paths.dirs);
     }
-    if let Some(model) = model {
-        config.model_id = model;
+    if let Some(remote) = remote {
+        config.use_remote(remote);
+    } else if let Some(model) = model {
+        config.use_model(&model);
     }
     let chunking = config.chunking;
     let engine = Engine::open(config)?;

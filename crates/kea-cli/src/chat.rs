@@ -11,6 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use kea_engine::chat::router::{keyword_route, route};
 use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
+use kea_engine::settings::Settings;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 use kea_llm::{auto_select, LlmChoice, LlmSettings, ProviderPreference};
 
@@ -18,9 +19,9 @@ pub use kea_llm::select::DEFAULT_EMBEDDED_MODEL;
 
 #[derive(Args, Clone)]
 pub struct LlmArgs {
-    /// auto, embedded, openai or none.
-    #[arg(long, value_enum, default_value = "auto", env = "KEA_LLM_PROVIDER")]
-    provider: Provider,
+    /// auto, embedded, openai or none (default: the settings' choice, else auto).
+    #[arg(long, value_enum, env = "KEA_LLM_PROVIDER")]
+    provider: Option<Provider>,
     /// An OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1.
     #[arg(long, env = "KEA_LLM_BASE_URL")]
     base_url: Option<String>,
@@ -32,9 +33,10 @@ pub struct LlmArgs {
     /// A GGUF file to run in-process.
     #[arg(long, env = "KEA_GGUF")]
     gguf: Option<PathBuf>,
-    /// The installed embedded model id.
-    #[arg(long, default_value = DEFAULT_EMBEDDED_MODEL, env = "KEA_EMBEDDED_MODEL")]
-    embedded: String,
+    /// The installed embedded model id (default: `kea models use llm`'s choice, else
+    /// the bundled SmolLM2).
+    #[arg(long, env = "KEA_EMBEDDED_MODEL")]
+    embedded: Option<String>,
     /// llama.cpp generation threads (default: all cores but one).
     #[arg(long, env = "KEA_LLM_THREADS")]
     llm_threads: Option<usize>,
@@ -67,30 +69,40 @@ enum Provider {
     None,
 }
 
+/// The language model: the shared settings (and environment), then flags.
 fn select(config: &EngineConfig, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
-    let settings = LlmSettings {
-        preference: match args.provider {
+    let (saved, _) = Settings::load_or_default(&config.data_dir);
+    let mut settings: LlmSettings = saved.llm_settings(config.model_paths.dirs.clone());
+    if let Some(provider) = args.provider {
+        settings.preference = match provider {
             Provider::Auto => ProviderPreference::Auto,
             Provider::Embedded => ProviderPreference::Embedded,
             Provider::Openai => ProviderPreference::Openai,
             Provider::None => ProviderPreference::None,
-        },
-        base_url: args.base_url.clone(),
-        model: args.llm_model.clone(),
-        api_key: args.api_key.clone(),
-        gguf: args.gguf.clone(),
-        embedded_model: args.embedded.clone(),
-        model_dirs: config.model_paths.dirs.clone(),
-        threads: args.llm_threads,
-        probe_ollama: true,
+        };
+    }
+    let pick = |flag: &Option<String>, saved: &mut Option<String>| {
+        if flag.is_some() {
+            *saved = flag.clone();
+        }
     };
+    pick(&args.base_url, &mut settings.base_url);
+    pick(&args.llm_model, &mut settings.model);
+    pick(&args.api_key, &mut settings.api_key);
+    if let Some(gguf) = &args.gguf {
+        settings.gguf = Some(gguf.clone());
+    }
+    if let Some(embedded) = &args.embedded {
+        settings.embedded_model = embedded.clone();
+    }
+    settings.threads = args.llm_threads;
     Ok(auto_select(&settings)?)
 }
 
 pub fn ask(config: EngineConfig, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
     let choice = select(&config, args)?;
     let enhance = kea_engine::chat::enhance::EnhanceOptions::load(&config.data_dir);
-    let engine = Engine::open(config)?;
+    let engine = crate::open_engine(config)?;
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
@@ -174,7 +186,7 @@ pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool
         .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1)))
         .collect::<anyhow::Result<_>>()?;
     let choice = select(&config, args)?;
-    let engine = Engine::open(config)?;
+    let engine = crate::open_engine(config)?;
     let (mut llm, mut keywords, mut combined, mut fallbacks) = (Accuracy::default(), Accuracy::default(), Accuracy::default(), 0);
     let mut by_lang: std::collections::BTreeMap<String, Accuracy> = Default::default();
     let mut misses = Vec::new();
@@ -230,15 +242,15 @@ pub fn identify(
         ClassifierKind::Clip => match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
             Ok(c) => Box::new(c),
             Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => anyhow::bail!(
-                "{e}\nNo image model is installed. Put a CLIP model folder (ONNX vision graph, preprocessor_config.json and a \
-                 kea-model.json of kind image-embedding naming its text model) under models/, or build with \
-                 --features kea-engine/hub on a machine with internet; see README \"Image identification\"."
+                "{e}\nNo image model is installed: `kea models install {}` downloads CLIP ViT-B/32 (about 600 MB), \
+                 or `kea models import FOLDER` installs one you have; see README \"Image identification\".",
+                kea_engine::identify::DEFAULT_IMAGE_MODEL
             ),
             Err(e) => return Err(e.into()),
         },
     };
     let choice = select(&config, args)?;
-    let engine = Engine::open(config)?;
+    let engine = crate::open_engine(config)?;
     let options = IdentifyOptions { lang: lang.to_string(), ..Default::default() };
     let mut sink = |event: ChatEvent| {
         if let (false, ChatEvent::ToolEnd { tool, ms, output }) = (json, event) {

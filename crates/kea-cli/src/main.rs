@@ -4,6 +4,7 @@
 
 mod bench;
 mod chat;
+mod models;
 mod progress;
 mod search;
 
@@ -15,6 +16,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kea_engine::model::ModelPaths;
+use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
+use kea_engine::settings::Settings;
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 
 #[derive(Parser)]
@@ -29,9 +32,26 @@ struct Cli {
     /// Where model folders are looked for first (also $KEA_MODELS_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     models_dir: Option<PathBuf>,
-    /// The text embedding model id.
+    /// The text embedding model id (default: the one the index was built with).
     #[arg(long, global = true, value_name = "ID")]
     embedding_model: Option<String>,
+    /// Allow a different embedding model to re-embed the whole index.
+    #[arg(long, global = true)]
+    reembed: bool,
+    /// A remote embedding server: OpenAI-compatible `.../v1` or Ollama's root URL.
+    #[arg(long, global = true, value_name = "URL", env = "KEA_EMBED_BASE_URL")]
+    embed_url: Option<String>,
+    /// The model name at --embed-url.
+    #[arg(long, global = true, value_name = "NAME", env = "KEA_EMBED_MODEL")]
+    embed_model: Option<String>,
+    #[arg(long, global = true, env = "KEA_EMBED_API_KEY", hide_env_values = true)]
+    embed_api_key: Option<String>,
+    /// openai or ollama.
+    #[arg(long, global = true, value_enum, default_value = "openai", env = "KEA_EMBED_API")]
+    embed_api: EmbedApi,
+    /// Languages the remote model understands, e.g. zh,en (default: many).
+    #[arg(long, global = true, value_delimiter = ',', env = "KEA_EMBED_LANGUAGES")]
+    embed_languages: Vec<String>,
     /// The cross-encoder reranker model id (also $KEA_RERANKER); none skips reranking.
     #[arg(long, global = true, value_name = "ID", env = "KEA_RERANKER")]
     reranker: Option<String>,
@@ -103,9 +123,10 @@ enum Command {
         /// Continue conversation ID: the species becomes its subject.
         #[arg(long)]
         chat: Option<i64>,
-        /// The CLIP image model id (its manifest names the text model).
-        #[arg(long, default_value = kea_engine::identify::DEFAULT_IMAGE_MODEL, env = "KEA_IMAGE_MODEL")]
-        image_model: String,
+        /// The CLIP image model id (its manifest names the text model; default:
+        /// `kea models use image`'s choice, else clip-vit-b-32-vision).
+        #[arg(long, env = "KEA_IMAGE_MODEL")]
+        image_model: Option<String>,
         /// Language of the evidence queries and the reply: en or zh.
         #[arg(long, default_value = "en")]
         lang: String,
@@ -126,11 +147,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The model manager: list, install, import, remove, use.
+    Models {
+        #[command(subcommand)]
+        which: models::ModelsCommand,
+    },
     /// Benchmarks (print figures; not tests).
     Bench {
         #[command(subcommand)]
         which: bench::BenchCommand,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
+enum EmbedApi {
+    Openai,
+    Ollama,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -154,17 +186,64 @@ fn main() -> ExitCode {
     }
 }
 
+/// The settings file of the data folder (shared with the desktop app).
+fn settings(cli: &Cli) -> Settings {
+    let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
+    let (settings, warning) = Settings::load_or_default(&data_dir);
+    if let Some(warning) = warning {
+        eprintln!("kea: {warning}");
+    }
+    settings
+}
+
+/// The engine configuration: the shared settings, then flags and the environment.
 fn config(cli: &Cli) -> EngineConfig {
     let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
-    let mut config = EngineConfig::new(cli.knowledge.clone(), data_dir);
+    let mut config = settings(cli).engine_config(cli.knowledge.clone(), data_dir);
     if let Some(dir) = &cli.models_dir {
         config.model_paths.dirs.insert(0, dir.clone());
     }
-    if let Some(model) = &cli.embedding_model {
-        config.model_id = model.clone();
+    if let Some(remote) = remote_embedder(cli) {
+        config.use_remote(remote);
+    } else if let Some(model) = &cli.embedding_model {
+        config.use_model(model);
     }
-    config.reranker_id = cli.reranker.clone().filter(|r| !r.is_empty());
+    config.reembed = cli.reembed;
+    if let Some(reranker) = &cli.reranker {
+        config.reranker_id = Some(reranker.clone()).filter(|r| !r.is_empty());
+    }
     config
+}
+
+fn remote_embedder(cli: &Cli) -> Option<RemoteEmbedConfig> {
+    let (base_url, model) = (cli.embed_url.clone()?, cli.embed_model.clone()?);
+    Some(RemoteEmbedConfig {
+        base_url,
+        model,
+        api_key: cli.embed_api_key.clone(),
+        api: if cli.embed_api == EmbedApi::Ollama { RemoteApi::Ollama } else { RemoteApi::Openai },
+        languages: cli.embed_languages.clone(),
+        ..Default::default()
+    })
+}
+
+/// Opens the engine; an explicitly chosen embedder that opened becomes the
+/// saved choice, so later runs without flags keep using it.
+pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
+    let explicit = config.model_explicit.then(|| (config.model_id.clone(), config.remote_embedder.clone()));
+    let data_dir = config.data_dir.clone();
+    let engine = Engine::open(config)?;
+    if let Some((model, remote)) = explicit {
+        let path = data_dir.join(Settings::FILE_NAME);
+        let mut settings = Settings::load(&path).unwrap_or_default();
+        let remote = remote.filter(|r| r.model_id() == model);
+        if settings.models.embedder.as_ref() != Some(&model) || settings.models.remote_embedder != remote {
+            settings.models.embedder = Some(model);
+            settings.models.remote_embedder = remote;
+            settings.save(&path)?;
+        }
+    }
+    Ok(engine)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -177,7 +256,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Mode::Fts => SearchMode::Fts,
                 Mode::Hybrid => SearchMode::Hybrid,
             };
-            let mut retrieval = mode.config(*top_k);
+            let mut retrieval = match mode {
+                SearchMode::Hybrid => RetrievalConfig { top_k: *top_k, ..settings(&cli).retrieval },
+                other => other.config(*top_k),
+            };
             if let Some(file) = file {
                 retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
             }
@@ -193,18 +275,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(&cli), llm, *chat_id, question, *max_tokens, *json),
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
-            chat::identify(config(&cli), llm, image, *chat_id, (*classifier, image_model), lang, *json)
+            let image_model = image_model.clone().or(settings(&cli).models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.into());
+            chat::identify(config(&cli), llm, image, *chat_id, (*classifier, &image_model), lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
+        Command::Models { which } => models::run(which, config(&cli), cli.models_dir.clone()),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
-            bench::run(which, paths, cli.embedding_model.clone())
+            bench::run(which, paths, cli.embedding_model.clone(), remote_embedder(&cli))
         }
     }
 }
 
 fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Arc::new(Engine::open(config)?);
+    let engine = Arc::new(open_engine(config)?);
     let cancel = CancelToken::new();
     let interrupted = cancel.clone();
     ctrlc::set_handler(move || {
@@ -235,7 +319,7 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
 }
 
 fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Engine::open(config)?;
+    let engine = open_engine(config)?;
     let status = engine.status()?;
     if json {
         let problems = engine.integrity_problems()?;

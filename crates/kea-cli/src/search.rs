@@ -8,7 +8,7 @@ use kea_engine::eval::{evaluate, load_golden, EvalResult, Metrics};
 use kea_engine::{Engine, EngineConfig, Retrieval, RetrievalConfig};
 
 pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Engine::open(config)?;
+    let engine = crate::open_engine(config)?;
     let result = engine.retrieve(query, retrieval)?;
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
@@ -64,7 +64,7 @@ fn print_trace(engine: &Engine, result: &Retrieval) -> anyhow::Result<()> {
 }
 
 pub fn eval(config: EngineConfig, golden: &Path, configs: &[(String, RetrievalConfig)], json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Engine::open(config)?;
+    let engine = crate::open_engine(config)?;
     let items = load_golden(golden)?;
     let results: Vec<EvalResult> = configs.iter().map(|(name, c)| evaluate(&engine, name, &items, c)).collect::<Result<_, _>>()?;
     if json {

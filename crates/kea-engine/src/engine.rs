@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 
 use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
+use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::error::{Error, Result};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::rerank::{OnnxReranker, Reranker};
@@ -20,7 +21,16 @@ pub struct EngineConfig {
     pub knowledge_dir: PathBuf,
     pub data_dir: PathBuf,
     pub model_paths: ModelPaths,
+    /// The embedding model for a new index, or the one asked for when
+    /// `model_explicit`; otherwise the index keeps the model it was built with.
     pub model_id: String,
+    /// The caller named the model (a flag or the environment): it must match
+    /// the index's model unless `reembed` allows switching.
+    pub model_explicit: bool,
+    /// Allow re-embedding every chunk with another model.
+    pub reembed: bool,
+    /// How to reach a remote embedder (`model_id` is then `remote:<model>`).
+    pub remote_embedder: Option<RemoteEmbedConfig>,
     /// The cross-encoder for reranking; `None` skips the stage (recorded in traces).
     pub reranker_id: Option<String>,
     pub chunking: ChunkConfig,
@@ -37,11 +47,27 @@ impl EngineConfig {
             model_paths: ModelPaths::discover(&data_dir),
             data_dir,
             model_id: DEFAULT_TEXT_MODEL.to_string(),
+            model_explicit: false,
+            reembed: false,
+            remote_embedder: None,
             reranker_id: None,
             chunking: ChunkConfig::default(),
             embed: EmbedOptions::default(),
             max_file_bytes: 100 * 1024 * 1024,
         }
+    }
+
+    /// Names the embedding model explicitly (a flag): a local model id.
+    pub fn use_model(&mut self, id: &str) {
+        self.model_id = id.to_string();
+        self.model_explicit = true;
+    }
+
+    /// Names a remote embedder explicitly.
+    pub fn use_remote(&mut self, remote: RemoteEmbedConfig) {
+        self.model_id = remote.model_id();
+        self.remote_embedder = Some(remote);
+        self.model_explicit = true;
     }
 
     /// The platform's app-data folder for Kea (e.g. `~/.local/share/kea`).
@@ -66,6 +92,16 @@ pub struct Status {
     pub vectors_rebuilt_on_open: bool,
 }
 
+/// What switching the embedding model would cost: every chunk is embedded again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ReembedCost {
+    pub indexed_model: Option<String>,
+    pub documents: usize,
+    pub chunks: usize,
+    /// At the current model's measured speed (or 100 ms a chunk if unmeasured).
+    pub estimated_seconds: f64,
+}
+
 /// The engine. Cheap operations take `&self`; share it behind an `Arc`.
 pub struct Engine {
     pub(crate) config: EngineConfig,
@@ -86,16 +122,40 @@ pub struct Engine {
 }
 
 const DB_FILE: &str = "kea.sqlite3";
+
+/// The model this run uses: the index's own unless the caller named one; a
+/// different model on a non-empty index needs `reembed`.
+fn choose_model(config: &EngineConfig, indexed: Option<String>, chunks: usize) -> Result<String> {
+    let requested = config.model_id.clone();
+    let Some(indexed) = indexed else { return Ok(requested) };
+    if !config.model_explicit || indexed == requested {
+        return Ok(indexed);
+    }
+    if chunks > 0 && !config.reembed {
+        return Err(Error::ReembedRequired { indexed, requested, chunks });
+    }
+    Ok(requested)
+}
 const VECTORS_FILE: &str = "vectors.usearch";
 
 impl Engine {
     /// Opens the index in `config.data_dir`, repairing the vector file if
     /// needed. The model is not loaded until something must be embedded.
-    pub fn open(config: EngineConfig) -> Result<Engine> {
+    pub fn open(mut config: EngineConfig) -> Result<Engine> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
+        config.model_id = choose_model(&config, store.model()?.map(|m| m.0), store.chunk_count()?)?;
         let mut model_languages = Vec::new();
-        if let Ok(local) = config.model_paths.resolve(&config.model_id) {
+        if let Some(remote) = config.remote_embedder.as_ref().filter(|r| r.model_id() == config.model_id) {
+            model_languages = remote.languages.clone();
+        } else if config.model_id.starts_with(REMOTE_PREFIX) {
+            return Err(Error::ModelMissing {
+                model: config.model_id.clone(),
+                reason: "the index was built with this remote embedder but no endpoint is configured for it \
+                         (pass --embed-url and --embed-model, set KEA_EMBED_BASE_URL and KEA_EMBED_MODEL, or choose it in the app)"
+                    .into(),
+            });
+        } else if let Ok(local) = config.model_paths.resolve(&config.model_id) {
             model_languages = local.manifest.languages.clone();
             let wanted = (local.manifest.id.clone(), local.manifest.dim);
             if store.model()?.as_ref() != Some(&wanted) {
@@ -132,6 +192,14 @@ impl Engine {
         })
     }
 
+    /// Loads the configured embedding model (local ONNX or remote).
+    fn load_embedder(&self, options: &EmbedOptions) -> Result<Box<dyn Embedder>> {
+        match self.config.remote_embedder.as_ref().filter(|r| r.model_id() == self.config.model_id) {
+            Some(remote) => Ok(Box::new(HttpEmbedder::connect(remote.clone())?)),
+            None => Ok(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?)),
+        }
+    }
+
     pub(crate) fn model_languages(&self) -> &[String] {
         &self.model_languages
     }
@@ -148,14 +216,23 @@ impl Engine {
     pub(crate) fn with_embedder<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> Result<T>) -> Result<T> {
         let mut slot = self.embedder.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            let model = OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &self.config.embed)?;
+            let model = self.load_embedder(&self.config.embed)?;
             let mut store = self.store();
-            if store.model()? != Some((model.model_id().to_string(), model.dim())) {
-                // A hub model (not resolvable at open) or a changed model.
+            let recorded = store.model()?;
+            if recorded.as_ref().is_some_and(|(id, dim)| id == model.model_id() && *dim != model.dim()) && store.chunk_count()? > 0 && !self.config.reembed {
+                return Err(Error::Embedding(format!(
+                    "'{}' now returns {} dimensions but the index holds {}: the server's model changed; re-embed with --reembed",
+                    model.model_id(),
+                    model.dim(),
+                    recorded.map_or(0, |r| r.1)
+                )));
+            }
+            if recorded != Some((model.model_id().to_string(), model.dim())) {
+                // A remote or hub model (dimension unknown at open), or an allowed switch.
                 store.switch_model(model.model_id(), model.dim())?;
                 *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = UsearchIndex::new(model.dim())?;
             }
-            *slot = Some(Box::new(model));
+            *slot = Some(model);
         }
         f(slot.as_deref_mut().expect("embedder was just loaded"))
     }
@@ -166,12 +243,12 @@ impl Engine {
         let mut slot = self.query_embedder.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let options = crate::embed::EmbedOptions { threads: Some(1), ..self.config.embed.clone() };
-            let model = OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, &options)?;
+            let model = self.load_embedder(&options)?;
             if self.store().model()? != Some((model.model_id().to_string(), model.dim())) {
                 // The store was built with another model: the ingest loader switches it.
                 self.with_embedder(|_| Ok(()))?;
             }
-            *slot = Some(Box::new(model));
+            *slot = Some(model);
         }
         slot.as_deref_mut().expect("query embedder was just loaded").embed_query(query)
     }
@@ -205,6 +282,29 @@ impl Engine {
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (self.config.model_id.clone(), vectors.dim()));
         let stamp = VectorStamp { generation: store.generation()?, count: vectors.len(), model_id, dim };
         vectors.save(&self.config.data_dir.join(VECTORS_FILE), &stamp)
+    }
+
+    /// The embedding model an index in `data_dir` was built with, without
+    /// opening the engine (`None`: no index yet).
+    pub fn indexed_model(data_dir: &Path) -> Result<Option<String>> {
+        let db = data_dir.join(DB_FILE);
+        if !db.is_file() {
+            return Ok(None);
+        }
+        Ok(Store::open(&db)?.model()?.map(|m| m.0))
+    }
+
+    /// What re-embedding the whole index would take.
+    pub fn reembed_cost(&self) -> Result<ReembedCost> {
+        let store = self.store();
+        let chunks = store.chunk_count()?;
+        let per_chunk_ms: f64 = store.meta(crate::ingest::EMBED_MS_PER_CHUNK)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
+        Ok(ReembedCost {
+            indexed_model: store.model()?.map(|m| m.0),
+            documents: store.documents()?.len(),
+            chunks,
+            estimated_seconds: (chunks as f64 * per_chunk_ms / 1000.0 * 10.0).round() / 10.0,
+        })
     }
 
     pub fn status(&self) -> Result<Status> {

@@ -29,6 +29,11 @@ pub enum ErrorKind {
     Cancelled,
     /// A document, passage or conversation that is not (or no longer) there.
     NotFound,
+    /// A model download failed (network, HTTP status, checksum).
+    Download,
+    /// The index was built with another embedding model; switching re-embeds
+    /// everything and must be asked for explicitly.
+    ReembedRequired,
 }
 
 impl ErrorKind {
@@ -46,6 +51,8 @@ impl ErrorKind {
             ErrorKind::InvalidInput => "invalid_input",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::NotFound => "not_found",
+            ErrorKind::Download => "download",
+            ErrorKind::ReembedRequired => "reembed_required",
         }
     }
 }
@@ -79,6 +86,13 @@ pub enum Error {
     Cancelled,
     #[error("not found: {0}")]
     NotFound(String),
+    #[error("download failed: {0}")]
+    Download(String),
+    #[error(
+        "the index was built with '{indexed}' ({chunks} chunks); using '{requested}' re-embeds all of them: \
+         pass --reembed (or confirm in the app), or drop the model option to keep '{indexed}'"
+    )]
+    ReembedRequired { indexed: String, requested: String, chunks: usize },
 }
 
 impl Error {
@@ -96,6 +110,8 @@ impl Error {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::Cancelled => ErrorKind::Cancelled,
             Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Download(_) => ErrorKind::Download,
+            Error::ReembedRequired { .. } => ErrorKind::ReembedRequired,
         }
     }
 

@@ -56,7 +56,7 @@ impl Engine {
         to_remove.sort();
         sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
 
-        let mut run = Run { engine: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0 };
+        let mut run = Run { engine: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
         let mut batch: Vec<Pending> = Vec::new();
         let mut new_chunks = 0;
         for file in to_index {
@@ -88,6 +88,10 @@ impl Engine {
         }
         if run.report.processed > 0 || run.report.removed > 0 {
             self.save_vectors()?;
+        }
+        if run.report.embedded >= MEASURE_MIN_CHUNKS {
+            let per_chunk = run.embed_ms / run.report.embedded as f64;
+            self.store().set_meta(EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
         }
         let mut report = run.report;
         {
@@ -209,6 +213,11 @@ fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u
 }
 
 /// The state of one sync while batches are flushed.
+/// Store meta key: the model's measured milliseconds per chunk.
+pub(crate) const EMBED_MS_PER_CHUNK: &str = "embed_ms_per_chunk";
+/// Fewer embedded chunks than this say little about the model's speed.
+const MEASURE_MIN_CHUNKS: usize = 8;
+
 struct Run<'a> {
     engine: &'a Engine,
     sink: &'a dyn ProgressSink,
@@ -216,6 +225,8 @@ struct Run<'a> {
     report: SyncReport,
     files_total: usize,
     files_done: usize,
+    /// Time spent in the model, for the re-embedding estimate.
+    embed_ms: f64,
 }
 
 impl Run<'_> {
@@ -296,7 +307,9 @@ impl Run<'_> {
                 return Ok(None);
             }
             let inputs: Vec<String> = group.iter().map(|(_, t)| t.clone()).collect();
+            let model_started = Instant::now();
             let embedded = self.engine.with_embedder(|m| m.embed_passages(&inputs));
+            self.embed_ms += model_started.elapsed().as_secs_f64() * 1000.0;
             let embedded = match embedded {
                 Ok(v) => v,
                 // A missing model is fatal for the sync; a failing input is not.

@@ -17,6 +17,7 @@ mod manage;
 mod ingest;
 pub mod model;
 pub mod progress;
+pub mod remote_embed;
 pub mod rerank;
 pub mod retrieve;
 pub mod scan;
@@ -26,7 +27,7 @@ pub mod store;
 pub mod vectors;
 pub mod watch;
 
-pub use engine::{Engine, EngineConfig, Status};
+pub use engine::{Engine, EngineConfig, ReembedCost, Status};
 pub use error::{Error, ErrorKind, Result};
 pub use progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 pub use retrieve::{Hit, Retrieval, RetrievalConfig, SearchMode};

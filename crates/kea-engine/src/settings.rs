@@ -9,8 +9,30 @@ use kea_llm::{LlmSettings, ProviderPreference};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::enhance::EnhanceOptions;
+use crate::engine::EngineConfig;
 use crate::error::{Error, Result};
+use crate::model::catalog::Role;
+use crate::model::download;
+use crate::model::manager::ModelManager;
+use crate::remote_embed::RemoteEmbedConfig;
 use crate::retrieve::RetrievalConfig;
+
+/// The models chosen in the model manager (`kea models use`, the Models page).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelChoices {
+    /// The embedder for a new index; an existing index keeps the model it
+    /// was built with until a switch is confirmed.
+    pub embedder: Option<String>,
+    /// How to reach a remote embedder (used when the index's model is `remote:…`).
+    pub remote_embedder: Option<RemoteEmbedConfig>,
+    pub reranker: Option<String>,
+    pub image: Option<String>,
+    /// The embedded language model (an installed GGUF model id).
+    pub llm: Option<String>,
+    /// A hub mirror for downloads (`HF_ENDPOINT` wins).
+    pub hub_endpoint: Option<String>,
+}
 
 /// Which language model to use.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -47,6 +69,7 @@ pub struct Settings {
     /// `zh` or `en`; `None` follows the system.
     pub language: Option<String>,
     pub theme: Theme,
+    pub models: ModelChoices,
 }
 
 impl Settings {
@@ -58,6 +81,73 @@ impl Settings {
             Ok(text) => serde_json::from_str(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
             Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+        }
+    }
+
+    /// The settings in `data_dir`; an unreadable file gives the defaults and
+    /// a warning for the caller to show.
+    pub fn load_or_default(data_dir: &Path) -> (Settings, Option<String>) {
+        match Settings::load(&data_dir.join(Settings::FILE_NAME)) {
+            Ok(settings) => (settings, None),
+            Err(e) => (Settings::default(), Some(format!("ignoring unreadable settings: {e}"))),
+        }
+    }
+
+    /// The engine configuration these settings describe (flags and the
+    /// environment may then override it).
+    pub fn engine_config(&self, knowledge_dir: PathBuf, data_dir: PathBuf) -> EngineConfig {
+        let mut config = EngineConfig::new(knowledge_dir, data_dir);
+        if let Some(dir) = &self.models_dir {
+            config.model_paths.dirs.insert(0, dir.clone());
+        }
+        let m = &self.models;
+        if let Some(id) = m.embedder.as_ref().filter(|id| !id.is_empty()) {
+            config.model_id = id.clone();
+        }
+        config.remote_embedder = m.remote_embedder.clone();
+        if let Some(remote) = config.remote_embedder.as_ref().filter(|_| m.embedder.is_none()) {
+            config.model_id = remote.model_id();
+        }
+        config.reranker_id = m.reranker.clone().filter(|r| !r.is_empty());
+        config
+    }
+
+    /// Where downloaded and imported models go: the settings' models folder,
+    /// else `$KEA_MODELS_DIR`, else `models/` in the data folder.
+    pub fn install_dir(&self, data_dir: &Path) -> PathBuf {
+        self.models_dir
+            .clone()
+            .or_else(|| std::env::var_os("KEA_MODELS_DIR").filter(|d| !d.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| data_dir.join("models"))
+    }
+
+    /// The model manager for `config`'s folders.
+    pub fn model_manager(&self, config: &EngineConfig) -> ModelManager {
+        let endpoint = download::endpoint(self.models.hub_endpoint.as_deref());
+        ModelManager::new(config.model_paths.clone(), self.install_dir(&config.data_dir), endpoint)
+    }
+
+    /// The model in use per role; `indexed` is the index's embedder.
+    pub fn active_models(&self, indexed: Option<String>) -> std::collections::HashMap<Role, String> {
+        let m = &self.models;
+        let embedder = indexed.or_else(|| m.embedder.clone()).unwrap_or_else(|| crate::model::DEFAULT_TEXT_MODEL.into());
+        let image = m.image.clone().unwrap_or_else(|| crate::identify::DEFAULT_IMAGE_MODEL.into());
+        let llm = m.llm.clone().unwrap_or_else(|| kea_llm::select::DEFAULT_EMBEDDED_MODEL.into());
+        let mut active = std::collections::HashMap::from([(Role::Embedder, embedder), (Role::Image, image), (Role::Llm, llm)]);
+        if let Some(reranker) = m.reranker.clone() {
+            active.insert(Role::Reranker, reranker);
+        }
+        active
+    }
+
+    /// Records a model choice for `role` (`None` clears it).
+    pub fn choose(&mut self, role: Role, id: Option<String>) {
+        let m = &mut self.models;
+        match role {
+            Role::Embedder => m.embedder = id,
+            Role::Reranker => m.reranker = id,
+            Role::Image => m.image = id,
+            Role::Llm => m.llm = id,
         }
     }
 
@@ -74,6 +164,9 @@ impl Settings {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(Error::InvalidInput(format!("the endpoint must be an http(s) URL (got '{url}')")));
             }
+        }
+        if let Some(remote) = &self.models.remote_embedder {
+            remote.validate()?;
         }
         match self.language.as_deref() {
             None | Some("zh") | Some("en") => Ok(()),
@@ -113,6 +206,9 @@ impl Settings {
         settings.model = pick(&p.model, settings.model);
         settings.api_key = pick(&p.api_key, settings.api_key);
         settings.gguf = p.gguf.clone().or(settings.gguf);
+        if let Some(llm) = self.models.llm.clone().filter(|m| !m.is_empty()) {
+            settings.embedded_model = llm;
+        }
         settings
     }
 }

@@ -39,12 +39,8 @@ impl EnhanceOptions {
     /// KEA_ENABLE_LLM_RERANK, KEA_ENABLE_SUMMARY, KEA_ENABLE_QUERY_EXPANSION
     /// (1/true/yes), KEA_RERANK_TOP_N, KEA_RELEVANCE_THRESHOLD, KEA_MAX_SUMMARY_LENGTH.
     pub fn load(data_dir: &Path) -> EnhanceOptions {
-        let from_file = std::fs::read_to_string(data_dir.join("settings.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.get("enhance").cloned())
-            .and_then(|v| serde_json::from_value(v).ok());
-        Self::with_env(from_file.unwrap_or_default(), |k| std::env::var(k).ok())
+        let (settings, _) = crate::settings::Settings::load_or_default(data_dir);
+        Self::with_env(settings.enhance, |k| std::env::var(k).ok())
     }
 
     fn with_env(mut o: EnhanceOptions, var: impl Fn(&str) -> Option<String>) -> EnhanceOptions {

@@ -3,6 +3,9 @@
 //! searched in order (see [`ModelPaths`]); for real users with internet, a
 //! fastembed hub model can be used instead when the `hub` feature is on.
 
+pub mod catalog;
+pub mod download;
+pub mod manager;
 pub mod runtime;
 
 use std::path::{Path, PathBuf};

