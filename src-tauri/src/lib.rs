@@ -100,7 +100,7 @@ fn apply_model_choice(app: &AppHandle, role: Option<Role>, id: &str) -> Result<(
             }
             settings.choose(role, Some(id.to_string()));
         }
-        None => Role::ALL.into_iter().filter(|r| settings.active_models(None).get(r).map(String::as_str) == Some(id)).for_each(|r| settings.choose(r, None)),
+        None => settings.forget(id),
     }
     let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
     settings.save(&path)?;

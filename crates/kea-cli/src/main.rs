@@ -344,6 +344,10 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
 /// Reads a retrieval config JSON file (any subset of the settings).
 fn read_config(path: &std::path::Path) -> anyhow::Result<RetrievalConfig> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    if text.trim().is_empty() {
+        // An empty file (e.g. /dev/null) is the default configuration.
+        return Ok(RetrievalConfig::default());
+    }
     serde_json::from_str(&text).with_context(|| format!("{} is not a retrieval config", path.display()))
 }
 

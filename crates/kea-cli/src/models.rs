@@ -67,11 +67,7 @@ pub fn run(command: &ModelsCommand, config: EngineConfig, install_dir: Option<Pa
             let indexed = Engine::indexed_model(&config.data_dir)?;
             anyhow::ensure!(indexed.as_deref() != Some(id.as_str()), "{id} is the index's embedder: switch to another first (kea models use embedder ID --reembed)");
             manager.remove(id)?;
-            for role in Role::ALL {
-                if settings.active_models(None).get(&role) == Some(id) {
-                    settings.choose(role, None);
-                }
-            }
+            settings.forget(id);
             settings.save(&settings_path)?;
             println!("removed {id}");
             Ok(ExitCode::SUCCESS)

@@ -151,6 +151,16 @@ impl Settings {
         }
     }
 
+    /// Clears `id` from every role that chose it (after the model was removed).
+    pub fn forget(&mut self, id: &str) {
+        let active = self.active_models(None);
+        for role in Role::ALL {
+            if active.get(&role).map(String::as_str) == Some(id) {
+                self.choose(role, None);
+            }
+        }
+    }
+
     /// Checks the values a user can get wrong.
     pub fn validate(&self) -> Result<()> {
         let r = &self.retrieval;

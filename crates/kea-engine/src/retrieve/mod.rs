@@ -7,7 +7,7 @@
 pub mod context;
 pub mod stages;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,9 @@ pub struct RetrievalConfig {
     /// Dense weight when the query's language is not one the embedding model
     /// knows (e.g. a Chinese query with English-only MiniLM).
     pub foreign_dense_weight: f32,
+    /// With a multilingual embedder, lift the other language's best dense
+    /// passages to tie with the query language's (cross-lingual retrieval).
+    pub cross_lingual: bool,
     pub rrf_k: f32,
     pub mmr: bool,
     pub mmr_lambda: f32,
@@ -69,6 +72,7 @@ impl Default for RetrievalConfig {
             dense_weight: 0.6,
             sparse_weight: 0.4,
             foreign_dense_weight: 0.1,
+            cross_lingual: true,
             rrf_k: 60.0,
             mmr: true,
             mmr_lambda: 0.5,
@@ -194,16 +198,22 @@ impl Engine {
         };
 
         let mut dense = Vec::new();
+        let mut other_language = HashSet::new();
         if config.dense {
             let t = start();
+            let cross_lingual = config.cross_lingual && self.model_is_multilingual();
+            let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
             let lists = prepared_all
                 .iter()
                 .map(|q| {
                     let vector = self.embed_query(q)?;
-                    self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, config.coarse_k)
+                    self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, pool)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            dense = merge_max(lists, config.coarse_k);
+            dense = merge_max(lists, pool);
+            if cross_lingual {
+                (dense, other_language) = self.balance_dense_languages(&dense, query_language(&prepared), config.coarse_k, &mut trace)?;
+            }
             trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.clone() });
         }
         let mut sparse = Vec::new();
@@ -224,7 +234,7 @@ impl Engine {
         let fused = match (config.dense, config.sparse, config.fusion) {
             (true, false, _) => dense.clone(),
             (false, true, _) => sparse.clone(),
-            (_, _, Fusion::Weighted) => stages::weighted_fusion(&dense, &sparse, dense_weight, config.sparse_weight),
+            (_, _, Fusion::Weighted) => stages::weighted_fusion(&dense, &sparse, dense_weight, config.sparse_weight, &|id| other_language.contains(&id)),
             (_, _, Fusion::Rrf) => stages::rrf_fusion(&[(&dense, dense_weight), (&sparse, config.sparse_weight)], config.rrf_k),
         };
         trace.stages.push(StageTrace { stage: "fusion", ms: t.ms(), candidates: fused.clone() });
@@ -317,6 +327,55 @@ impl Engine {
     /// The single-retriever or hybrid search behind `kea search`.
     pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
         Ok(self.retrieve(query, &mode.config(top_k))?.hits)
+    }
+}
+
+/// With a multilingual embedder, dense search looks this many times deeper
+/// so the other language's best passages are among the candidates.
+const CROSS_LINGUAL_POOL: usize = 4;
+/// The other language's best passage is lifted to tie with the query
+/// language's passage at this rank (0-based), so the best same-language
+/// passages stay first. Chosen on tests/golden (cross-lingual vs same-language).
+const CROSS_LINGUAL_BEHIND: usize = 1;
+
+impl Engine {
+    /// Whether the embedder serves Chinese and English alike (no languages
+    /// declared means many).
+    fn model_is_multilingual(&self) -> bool {
+        let languages = self.model_languages();
+        languages.is_empty() || (languages.iter().any(|l| l == "zh") && languages.iter().any(|l| l == "en"))
+    }
+
+    /// Lifts passages in the other language than the query's to compete
+    /// with same-language ones (see [`stages::balance_languages`]).
+    /// Also returns the other-language ids (BM25 cannot match them).
+    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<(Vec<(u64, f32)>, HashSet<u64>)> {
+        let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
+        let other: HashSet<u64> =
+            self.store().chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
+        let (balanced, shift) = stages::balance_languages(dense, |id| other.contains(&id), CROSS_LINGUAL_BEHIND, k);
+        if shift > 0.0 {
+            trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));
+        }
+        Ok((balanced, other))
+    }
+}
+
+/// The main language of a passage: `zh` when Chinese characters outweigh
+/// Latin letters (a character carries about a word's meaning), else `en`.
+fn text_language(text: &str) -> &'static str {
+    let (mut cjk, mut latin) = (0usize, 0usize);
+    for c in text.chars() {
+        if crate::segment::is_cjk(c) {
+            cjk += 1;
+        } else if c.is_ascii_alphabetic() {
+            latin += 1;
+        }
+    }
+    if cjk * 3 >= latin && cjk > 0 {
+        "zh"
+    } else {
+        "en"
     }
 }
 

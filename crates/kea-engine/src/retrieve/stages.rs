@@ -17,13 +17,24 @@ fn sorted(mut scored: Vec<(u64, f32)>) -> Vec<(u64, f32)> {
     scored
 }
 
-/// Weighted sum of min-max normalised scores; a list missing an id adds 0.
-pub fn weighted_fusion(dense: &[(u64, f32)], sparse: &[(u64, f32)], dense_weight: f32, sparse_weight: f32) -> Vec<(u64, f32)> {
+/// Weighted sum of min-max normalised scores; a list missing an id adds 0,
+/// except for ids BM25 cannot see (`sparse_blind`: passages in another
+/// language than the query's), whose dense score carries both weights, so
+/// a strong cross-lingual dense hit is not buried by a structural zero.
+pub fn weighted_fusion(
+    dense: &[(u64, f32)],
+    sparse: &[(u64, f32)],
+    dense_weight: f32,
+    sparse_weight: f32,
+    sparse_blind: &dyn Fn(u64) -> bool,
+) -> Vec<(u64, f32)> {
     let mut fused: HashMap<u64, f32> = HashMap::new();
-    for (list, weight) in [(dense, dense_weight), (sparse, sparse_weight)] {
-        for (id, s) in min_max(list) {
-            *fused.entry(id).or_default() += weight * s;
-        }
+    for (id, s) in min_max(dense) {
+        let weight = if sparse_blind(id) { dense_weight + sparse_weight } else { dense_weight };
+        *fused.entry(id).or_default() += weight * s;
+    }
+    for (id, s) in min_max(sparse) {
+        *fused.entry(id).or_default() += sparse_weight * s;
     }
     sorted(fused.into_iter().collect())
 }
@@ -76,6 +87,27 @@ pub fn mmr(candidates: &[(u64, f32)], vectors: &HashMap<u64, Vec<f32>>, lambda: 
 }
 
 /// Logistic function: maps a cross-encoder logit to (0, 1).
+/// Cross-lingual balance for dense candidates: multilingual embedders score
+/// same-language pairs higher, so a passage in the other language never
+/// reaches the shortlist. Shifts the other language's scores so its best
+/// candidate ties with the query language's `behind + 1`-th best (the top
+/// same-language passages keep their lead), then keeps the best `k`.
+/// Returns the shift.
+pub fn balance_languages(candidates: &[(u64, f32)], is_other: impl Fn(u64) -> bool, behind: usize, k: usize) -> (Vec<(u64, f32)>, f32) {
+    let mut same: Vec<f32> = candidates.iter().filter(|(id, _)| !is_other(*id)).map(|c| c.1).collect();
+    same.sort_by(|a, b| b.total_cmp(a));
+    let other = candidates.iter().filter(|(id, _)| is_other(*id)).map(|c| c.1).fold(f32::NEG_INFINITY, f32::max);
+    let target = same.get(behind).or(same.last()).copied();
+    let shift = match target {
+        Some(target) if other.is_finite() => (target - other).max(0.0),
+        _ => 0.0,
+    };
+    let mut balanced: Vec<(u64, f32)> = candidates.iter().map(|&(id, s)| (id, if is_other(id) { s + shift } else { s })).collect();
+    balanced.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    balanced.truncate(k);
+    (balanced, shift)
+}
+
 pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -101,6 +133,22 @@ pub fn two_layer_filter(scored: &[(u64, f32)], min_score: f32, max_relative_drop
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_other_languages_best_candidate_ties_with_the_best() {
+        // Ids ≥ 10 are in the other language and score lower across the board.
+        let candidates = [(1, 0.90), (2, 0.89), (3, 0.88), (10, 0.84), (11, 0.80)];
+        let (balanced, shift) = balance_languages(&candidates, |id| id >= 10, 1, 3);
+        assert!((shift - 0.05).abs() < 1e-5);
+        let ids: Vec<u64> = balanced.iter().map(|c| c.0).collect();
+        assert_eq!(ids, [1, 2, 10], "the best other-language passage is shortlisted behind the best same-language one");
+        // In fusion the other-language passage (BM25 cannot match it) keeps its dense score whole.
+        let sparse = [(1, 3.0), (2, 1.0)];
+        let fused = weighted_fusion(&balanced, &sparse, 0.6, 0.4, &|id| id >= 10);
+        assert!(fused.iter().take(3).any(|c| c.0 == 10), "{fused:?}");
+        let (same_only, shift) = balance_languages(&candidates[..3], |id| id >= 10, 1, 3);
+        assert_eq!((same_only.len(), shift), (3, 0.0));
+    }
+
     fn ids(list: &[(u64, f32)]) -> Vec<u64> {
         list.iter().map(|x| x.0).collect()
     }
@@ -124,7 +172,7 @@ mod tests {
     fn weighted_fusion_normalises_each_list() {
         let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
         let sparse = [(3, 12.0), (4, 2.0)];
-        let fused = weighted_fusion(&dense, &sparse, 0.6, 0.4);
+        let fused = weighted_fusion(&dense, &sparse, 0.6, 0.4, &|_| false);
         assert_eq!(ids(&fused), [1, 3, 2, 4]);
         assert!((fused[0].1 - 0.6).abs() < 1e-6 && (fused[1].1 - 0.4).abs() < 1e-6);
     }
