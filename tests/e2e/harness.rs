@@ -56,6 +56,11 @@ impl App {
     /// Starts the app; `llm_url` points it at an OpenAI-compatible endpoint
     /// (else it runs without a language model).
     pub async fn start(name: &str, llm_url: Option<&str>) -> App {
+        App::start_with(name, llm_url, &[]).await
+    }
+
+    /// Like [`App::start`], with extra environment for the app (an empty value unsets).
+    pub async fn start_with(name: &str, llm_url: Option<&str>, env: &[(&str, String)]) -> App {
         assert!(std::env::var_os("DISPLAY").is_some(), "no display: run under xvfb-run (make test does)");
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let root = tempfile::tempdir().unwrap();
@@ -70,6 +75,12 @@ impl App {
             // No endpoint and no embedded model: retrieval-only answers.
             None => command.env("KEA_EMBEDDED_MODEL", "none-installed"),
         };
+        for (key, value) in env {
+            match value.is_empty() {
+                true => command.env_remove(key),
+                false => command.env(key, value),
+            };
+        }
         let launched = Instant::now();
         let driver = command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("start tauri-driver");
         let capabilities = json!({"tauri:options": {"application": APP, "args": ["--knowledge", knowledge, "--data-dir", data]}});

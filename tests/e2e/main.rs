@@ -6,6 +6,9 @@
 //! is real: the engine, MiniLM, SQLite, usearch and the fixture CLIP model.
 
 mod harness;
+#[path = "../integration/hub.rs"]
+mod hub;
+mod models;
 
 use std::time::Duration;
 

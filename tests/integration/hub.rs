@@ -19,6 +19,8 @@ pub enum Fault {
     CutOnce(usize),
     /// The bytes served differ from the checksum announced.
     WrongContent,
+    /// The body trickles out (16 KiB every 100 ms), so progress can be seen.
+    Slow,
 }
 
 #[derive(Default)]
@@ -131,20 +133,34 @@ fn serve(stream: TcpStream, state: &Mutex<HubState>) {
     headers.push(("content-length", slice.len().to_string()));
     match fault {
         Some(Fault::CutOnce(after)) => respond(stream, status, &headers, &slice[..after.min(slice.len())], false),
+        Some(Fault::Slow) => {
+            let mut stream = stream;
+            respond_head(&mut stream, status, &headers, None);
+            for piece in slice.chunks(16 * 1024) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if stream.write_all(piece).is_err() {
+                    return;
+                }
+            }
+        }
         _ => respond(stream, status, &headers, slice, false),
     }
 }
 
-fn respond(mut stream: TcpStream, status: &str, headers: &[(&str, String)], body: &[u8], with_length: bool) {
+fn respond_head(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], length: Option<usize>) {
     let mut head = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    if with_length {
-        head.push_str(&format!("content-length: {}\r\n", body.len()));
+    if let Some(length) = length {
+        head.push_str(&format!("content-length: {length}\r\n"));
     }
     head.push_str("\r\n");
     let _ = stream.write_all(head.as_bytes());
+}
+
+fn respond(mut stream: TcpStream, status: &str, headers: &[(&str, String)], body: &[u8], with_length: bool) {
+    respond_head(&mut stream, status, headers, with_length.then_some(body.len()));
     let _ = stream.write_all(body);
     let _ = stream.flush();
 }
