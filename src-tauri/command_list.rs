@@ -27,4 +27,5 @@ pub const COMMANDS: &[&str] = &[
     "model_remove",
     "reembed_cost",
     "model_use",
+    "use_remote_embedder",
 ];

@@ -16,6 +16,7 @@ use crate::dto::{
     SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
+use crate::dto::RemoteEmbedderDto;
 use kea_engine::model::catalog::Role;
 use kea_engine::{CancelToken, Engine};
 
@@ -48,6 +49,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         model_remove,
         reembed_cost,
         model_use,
+        use_remote_embedder,
     ]
 }
 
@@ -320,4 +322,10 @@ async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, Erro
 async fn model_use(app: AppHandle, role: String, id: String) -> Result<(), ErrorDto> {
     let role = Role::parse(&role).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown role {role}")))?;
     blocking(move || apply_model_choice(&app, Some(role), &id)).await
+}
+
+/// Uses an OpenAI-compatible or Ollama embeddings endpoint (checked first).
+#[tauri::command]
+async fn use_remote_embedder(app: AppHandle, remote: RemoteEmbedderDto) -> Result<(), ErrorDto> {
+    blocking(move || crate::use_remote_embedder(&app, remote.into_config())).await
 }

@@ -376,6 +376,32 @@ impl From<&kea_engine::model::download::DownloadProgress> for DownloadDto {
     }
 }
 
+/// A remote embedder as the Models page enters it.
+#[derive(Debug, Deserialize)]
+pub struct RemoteEmbedderDto {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    /// `openai` or `ollama`.
+    pub api: String,
+    /// Comma-separated, e.g. `zh,en`; empty means many.
+    pub languages: String,
+}
+
+impl RemoteEmbedderDto {
+    pub fn into_config(self) -> kea_engine::remote_embed::RemoteEmbedConfig {
+        use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
+        RemoteEmbedConfig {
+            base_url: self.base_url.trim().to_string(),
+            model: self.model.trim().to_string(),
+            api_key: self.api_key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty()),
+            api: if self.api == "ollama" { RemoteApi::Ollama } else { RemoteApi::Openai },
+            languages: self.languages.split(',').map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect(),
+            ..Default::default()
+        }
+    }
+}
+
 /// What switching the embedder would cost.
 #[derive(Debug, Serialize)]
 pub struct ReembedCostDto {

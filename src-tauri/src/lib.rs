@@ -118,6 +118,24 @@ fn apply_model_choice(app: &AppHandle, role: Option<Role>, id: &str) -> Result<(
     Ok(())
 }
 
+/// Switches the index to a remote embedder after checking that it answers
+/// (the UI has asked the user to confirm the re-embedding cost).
+fn use_remote_embedder(app: &AppHandle, remote: kea_engine::remote_embed::RemoteEmbedConfig) -> Result<(), ErrorDto> {
+    kea_engine::remote_embed::HttpEmbedder::connect(remote.clone())?;
+    let state = app.state::<AppState>();
+    let mut settings = state.settings();
+    settings.models.embedder = Some(remote.model_id());
+    settings.models.remote_embedder = Some(remote.clone());
+    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
+    settings.save(&path)?;
+    *state.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
+    let mut config = state.engine_config()?;
+    config.use_remote(remote);
+    config.reembed = true;
+    start_engine(app.clone(), config);
+    Ok(())
+}
+
 fn progress_sink(app: AppHandle) -> impl kea_engine::ProgressSink {
     move |event: &kea_engine::IndexEvent| {
         if let Some(dto) = ProgressDto::from_event(event) {

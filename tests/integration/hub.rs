@@ -20,6 +20,7 @@ pub enum Fault {
     /// The bytes served differ from the checksum announced.
     WrongContent,
     /// The body trickles out (16 KiB every 100 ms), so progress can be seen.
+    #[allow(dead_code)] // used by the desktop's end-to-end test
     Slow,
 }
 

@@ -121,6 +121,13 @@ export interface ReembedCostDto {
   chunks: number;
   estimated_seconds: number;
 }
+export interface RemoteEmbedderDto {
+  base_url: string;
+  model: string;
+  api_key: string | null;
+  api: "openai" | "ollama";
+  languages: string;
+}
 export interface LlmInfo {
   provider: string;
   reason: string;
@@ -165,4 +172,5 @@ export const api = {
   modelRemove: (id: string) => invoke<void>("model_remove", { id }),
   reembedCost: () => invoke<ReembedCostDto>("reembed_cost"),
   modelUse: (role: ModelRole, id: string) => invoke<void>("model_use", { role, id }),
+  useRemoteEmbedder: (remote: RemoteEmbedderDto) => invoke<void>("use_remote_embedder", { remote }),
 };

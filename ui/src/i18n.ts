@@ -107,6 +107,11 @@ const en = {
   "models.confirm_delete": "Delete the model {id} from this computer?",
   "id.no_model": "No image model is installed yet, so photos cannot be identified. Download CLIP ViT-B/32 (about 600 MB) to identify photos against your documents.",
   "id.download_model": "Download the image model",
+  "models.remote_title": "Embedding server",
+  "models.remote_intro": "Embed with a server instead: any OpenAI-compatible /v1/embeddings endpoint or Ollama. Leave Languages empty for a multilingual model.",
+  "models.remote_api": "API",
+  "models.remote_languages": "Languages (e.g. zh,en)",
+  "models.checking": "Checking the server…",
 };
 
 export type Key = keyof typeof en;
@@ -214,6 +219,11 @@ const zh: Record<Key, string> = {
   "models.confirm_delete": "要从本机删除模型 {id} 吗？",
   "id.no_model": "还没有安装图像模型，暂时无法识别照片。下载 CLIP ViT-B/32（约 600 MB）后即可对照你的文档识别照片。",
   "id.download_model": "下载图像模型",
+  "models.remote_title": "向量服务",
+  "models.remote_intro": "也可以用服务器生成向量：任何兼容 OpenAI /v1/embeddings 的服务或 Ollama。多语言模型的“语言”一栏留空。",
+  "models.remote_api": "接口",
+  "models.remote_languages": "语言（如 zh,en）",
+  "models.checking": "正在检查服务器…",
 };
 
 const tables: Record<Language, Record<Key, string>> = { en, zh };

@@ -7,7 +7,7 @@ import { refreshConversations, setupChat } from "./chat";
 import { $, toast } from "./dom";
 import { setupEvaluation } from "./evaluation";
 import { refreshStatus, setupKnowledge } from "./knowledge";
-import { renderModels } from "./models";
+import { renderModels, setupRemoteEmbedder } from "./models";
 import { applyLanguage, setupSettings } from "./settings";
 
 function showView(name: string) {
@@ -32,6 +32,7 @@ for (const tab of Array.from(document.querySelectorAll<HTMLElement>("[role=tab]"
 setupKnowledge();
 setupChat();
 setupEvaluation();
+setupRemoteEmbedder();
 void setupSettings(refreshAll);
 void listen<LlmInfo>("llm-ready", (event) => showLlm(event.payload));
 void api.llmInfo().then(showLlm);

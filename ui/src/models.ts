@@ -33,20 +33,41 @@ export async function downloadInto(container: HTMLElement, id: string): Promise<
   }
 }
 
+/** Asks before re-embedding the index with `id`; true to go ahead. */
+async function confirmReembed(id: string): Promise<boolean> {
+  const cost = await api.reembedCost();
+  const question = t("models.confirm_embedder", {
+    id,
+    chunks: cost.chunks,
+    documents: cost.documents,
+    seconds: Math.ceil(cost.estimated_seconds),
+    current: cost.indexed_model ?? "—",
+  });
+  return cost.chunks === 0 || (await confirmAction(question, t("models.reembed")));
+}
+
 async function useModel(m: ModelDto) {
-  if (m.role === "embedder") {
-    const cost = await api.reembedCost();
-    const question = t("models.confirm_embedder", {
-      id: m.id,
-      chunks: cost.chunks,
-      documents: cost.documents,
-      seconds: Math.ceil(cost.estimated_seconds),
-      current: cost.indexed_model ?? "—",
-    });
-    if (cost.chunks > 0 && !(await confirmAction(question, t("models.reembed")))) return;
-  }
+  if (m.role === "embedder" && !(await confirmReembed(m.id))) return;
   await api.modelUse(m.role, m.id);
   toast(t("models.now_used", { id: m.id }));
+}
+
+/** The embedding-server form: checks the server, asks, switches. */
+export function setupRemoteEmbedder() {
+  const form = $<HTMLFormElement>("remote-embedder");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
+    const remote = { base_url: value("base_url"), model: value("model"), api_key: value("api_key") || null, api: value("api") as "openai" | "ollama", languages: value("languages") };
+    if (!(await confirmReembed(`remote:${remote.model}`))) return;
+    toast(t("models.checking"));
+    try {
+      await api.useRemoteEmbedder(remote);
+      toast(t("models.now_used", { id: remote.model }));
+    } catch (e) {
+      toastError(e);
+    }
+  });
 }
 
 function actions(m: ModelDto, cell: HTMLElement): HTMLElement[] {
