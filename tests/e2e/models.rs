@@ -52,14 +52,16 @@ async fn a_photo_without_an_image_model_offers_the_download_and_the_models_page_
 
     app.click(r#"[role=tab][data-view="settings"]"#).await;
     let row = r#"tr[data-model="clip-vit-b-32-vision"]"#;
-    app.wait_text(&format!("{row} .model-actions"), WAIT, |t| t.contains("Download")).await;
+    app.wait_for(row, WAIT).await;
     app.client.execute("document.getElementById('models').scrollIntoView()", vec![]).await.unwrap();
+    app.wait_text(&format!("{row} .model-actions"), WAIT, |t| t.contains("Download")).await;
     app.click(&format!("{row} .model-actions button")).await;
     app.wait_for(".download progress", WAIT).await;
     app.wait_text(".download span", WAIT, |t| t.contains(" of ")).await;
     app.shot("models-page-mid-download").await;
 
-    app.wait_text(&format!("{row} .model-actions"), WAIT, |t| t.contains("Use")).await;
+    // The default image model, now installed, is the one in use.
+    app.wait_text(&format!("{row} .model-actions"), WAIT, |t| t.contains("In use")).await;
     for (folder, file) in [("clip-vit-b-32-vision", "preprocessor_config.json"), ("clip-vit-b-32-text", "tokenizer.json"), ("clip-vit-b-32-vision", "kea-model.json")] {
         assert!(models.path().join(folder).join(file).is_file(), "{folder}/{file} installed");
     }

@@ -93,7 +93,8 @@ impl ModelManager {
             license: e.license.clone(),
             description: e.description.clone(),
             installed: path.is_some(),
-            active: active.get(&e.role) == Some(&e.id),
+            // A default that is not installed is not in use (it offers the download).
+            active: path.is_some() && active.get(&e.role) == Some(&e.id),
             downloadable: e.hub.is_some(),
             path,
         }
@@ -311,6 +312,14 @@ mod tests {
         assert!(installed.join("model.onnx").is_file() && installed.join(MANIFEST_FILE).is_file());
         m.remove("multilingual-e5-small").unwrap();
         assert!(m.installed_dir("multilingual-e5-small").is_none());
+    }
+
+    #[test]
+    fn a_chosen_model_that_is_not_installed_is_not_active() {
+        let root = tempfile::tempdir().unwrap();
+        let listed = manager(root.path()).list(&HashMap::from([(Role::Image, "clip-vit-b-32-vision".to_string())]));
+        let clip = listed.iter().find(|r| r.id == "clip-vit-b-32-vision").unwrap();
+        assert!(!clip.installed && !clip.active && clip.downloadable);
     }
 
     #[test]
