@@ -13,10 +13,9 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
     AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, MessageDto, ModelDto, PassageDto, ReembedCostDto,
-    SettingsDto, StatusDto, StreamDto,
+    RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
-use crate::dto::RemoteEmbedderDto;
 use kea_engine::model::catalog::Role;
 use kea_engine::{CancelToken, Engine};
 
@@ -226,12 +225,9 @@ fn get_settings(state: State<'_, AppState>) -> SettingsDto {
 async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: SettingsDto) -> Result<SettingsDto, ErrorDto> {
     let previous = state.settings();
     let next = settings.into_settings(&previous);
-    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
     let model_dirs = state.engine().ok().map(|e| e.config().model_paths.dirs.clone());
     blocking(move || {
-        next.save(&path)?;
-        let state = app.state::<AppState>();
-        *state.settings.write().unwrap_or_else(|p| p.into_inner()) = next.clone();
+        app.state::<AppState>().store_settings(next.clone())?;
         if let (true, Some(dirs)) = (next.llm != previous.llm, model_dirs) {
             select_llm(&app, dirs);
         }
@@ -297,16 +293,8 @@ fn model_cancel(state: State<'_, AppState>, id: String) {
 
 /// Deletes an installed model (never the index's embedder).
 #[tauri::command]
-async fn model_remove(app: AppHandle, state: State<'_, AppState>, id: String) -> Result<(), ErrorDto> {
-    let (config, settings) = (state.engine_config()?, state.settings());
-    blocking(move || {
-        if Engine::indexed_model(&config.data_dir)?.as_deref() == Some(id.as_str()) {
-            return Err(ErrorDto::new("invalid_input", format!("{id} is the index's embedder: choose another embedder first")));
-        }
-        settings.model_manager(&config).remove(&id)?;
-        apply_model_choice(&app, None, &id)
-    })
-    .await
+async fn model_remove(app: AppHandle, id: String) -> Result<(), ErrorDto> {
+    blocking(move || crate::remove_model(&app, &id)).await
 }
 
 /// What switching the embedder would cost (shown before asking to confirm).
@@ -321,7 +309,7 @@ async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, Erro
 #[tauri::command]
 async fn model_use(app: AppHandle, role: String, id: String) -> Result<(), ErrorDto> {
     let role = Role::parse(&role).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown role {role}")))?;
-    blocking(move || apply_model_choice(&app, Some(role), &id)).await
+    blocking(move || apply_model_choice(&app, role, &id)).await
 }
 
 /// Uses an OpenAI-compatible or Ollama embeddings endpoint (checked first).

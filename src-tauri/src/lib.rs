@@ -62,6 +62,14 @@ impl AppState {
         Ok(self.settings().engine_config(knowledge, data_dir))
     }
 
+    /// Saves the settings (0600) and makes them the ones in effect.
+    fn store_settings(&self, settings: Settings) -> Result<(), ErrorDto> {
+        let path = self.settings_path.get().ok_or_else(ErrorDto::not_ready)?;
+        settings.save(path)?;
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
+        Ok(())
+    }
+
     /// A fresh cancel token for an indexing run, replacing the last one.
     fn new_indexing_token(&self) -> CancelToken {
         let token = CancelToken::new();
@@ -86,34 +94,38 @@ fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
     let _ = app.emit("llm-ready", info);
 }
 
-/// Records a model choice (`role: None` clears `id` from every role after a
-/// removal) and applies it: the engine reopens for a new embedder (re-embedding)
-/// or reranker, the image model reloads, the language model is chosen again.
-fn apply_model_choice(app: &AppHandle, role: Option<Role>, id: &str) -> Result<(), ErrorDto> {
+/// Deletes a model (never the index's embedder) and forgets it wherever it
+/// was chosen; a removed image model is unloaded.
+fn remove_model(app: &AppHandle, id: &str) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let mut settings = state.settings();
+    settings.remove_model(&state.engine_config()?, id)?;
+    state.store_settings(settings)?;
+    *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    Ok(())
+}
+
+/// Records a model choice and applies it: the engine reopens for a new
+/// embedder (re-embedding) or reranker, the image model reloads, the
+/// language model is chosen again.
+fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), ErrorDto> {
     let state = app.state::<AppState>();
     let mut settings = state.settings();
     let mut config = state.engine_config()?;
-    match role {
-        Some(role) => {
-            if settings.model_manager(&config).installed_dir(id).is_none() {
-                return Err(ErrorDto::new("model_missing", format!("{id} is not installed")));
-            }
-            settings.choose(role, Some(id.to_string()));
-        }
-        None => settings.forget(id),
+    if settings.model_manager(&config).installed_dir(id).is_none() {
+        return Err(ErrorDto::new("model_missing", format!("{id} is not installed")));
     }
-    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
-    settings.save(&path)?;
-    *state.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
+    settings.choose(role, Some(id.to_string()));
+    state.store_settings(settings)?;
     match role {
-        Some(Role::Embedder) => {
+        Role::Embedder => {
             config.use_model(id);
             config.reembed = true;
             start_engine(app.clone(), config);
         }
-        Some(Role::Reranker) => start_engine(app.clone(), state.engine_config()?),
-        Some(Role::Image) | None => *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None,
-        Some(Role::Llm) => select_llm(app, config.model_paths.dirs.clone()),
+        Role::Reranker => start_engine(app.clone(), state.engine_config()?),
+        Role::Image => *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None,
+        Role::Llm => select_llm(app, config.model_paths.dirs.clone()),
     }
     Ok(())
 }
@@ -126,9 +138,7 @@ fn use_remote_embedder(app: &AppHandle, remote: kea_engine::remote_embed::Remote
     let mut settings = state.settings();
     settings.models.embedder = Some(remote.model_id());
     settings.models.remote_embedder = Some(remote.clone());
-    let path = state.settings_path.get().cloned().ok_or_else(ErrorDto::not_ready)?;
-    settings.save(&path)?;
-    *state.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
+    state.store_settings(settings)?;
     let mut config = state.engine_config()?;
     config.use_remote(remote);
     config.reembed = true;

@@ -14,13 +14,13 @@ use sha1::Digest;
 
 /// A fault to inject for one file (named by its path in the repository).
 #[derive(Clone)]
+#[allow(dead_code)] // each test binary (integration, desktop e2e) uses some of them
 pub enum Fault {
     /// The first GET sends only this many bytes, then closes the connection.
     CutOnce(usize),
     /// The bytes served differ from the checksum announced.
     WrongContent,
     /// The body trickles out (16 KiB every 100 ms), so progress can be seen.
-    #[allow(dead_code)] // used by the desktop's end-to-end test
     Slow,
 }
 

@@ -70,8 +70,7 @@ enum Provider {
 }
 
 /// The language model: the shared settings (and environment), then flags.
-fn select(config: &EngineConfig, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
-    let (saved, _) = Settings::load_or_default(&config.data_dir);
+fn select(config: &EngineConfig, saved: &Settings, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
     let mut settings: LlmSettings = saved.llm_settings(config.model_paths.dirs.clone());
     if let Some(provider) = args.provider {
         settings.preference = match provider {
@@ -99,9 +98,9 @@ fn select(config: &EngineConfig, args: &LlmArgs) -> anyhow::Result<LlmChoice> {
     Ok(auto_select(&settings)?)
 }
 
-pub fn ask(config: EngineConfig, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
-    let choice = select(&config, args)?;
-    let enhance = kea_engine::chat::enhance::EnhanceOptions::load(&config.data_dir);
+pub fn ask(config: EngineConfig, settings: &Settings, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let choice = select(&config, settings, args)?;
+    let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
     let engine = crate::open_engine(config)?;
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
@@ -177,7 +176,7 @@ fn strong_evidence(engine: &Engine, question: &str) -> anyhow::Result<bool> {
     Ok(hits.first().is_some_and(|h| h.dense.is_some_and(|d| d >= 0.5) || h.sparse.is_some_and(|s| s >= 8.0)))
 }
 
-pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool) -> anyhow::Result<ExitCode> {
+pub fn eval_router(config: EngineConfig, settings: &Settings, args: &LlmArgs, path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let items: Vec<LabelledQuestion> = text
         .lines()
@@ -185,7 +184,7 @@ pub fn eval_router(config: EngineConfig, args: &LlmArgs, path: &Path, json: bool
         .enumerate()
         .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1)))
         .collect::<anyhow::Result<_>>()?;
-    let choice = select(&config, args)?;
+    let choice = select(&config, settings, args)?;
     let engine = crate::open_engine(config)?;
     let (mut llm, mut keywords, mut combined, mut fallbacks) = (Accuracy::default(), Accuracy::default(), Accuracy::default(), 0);
     let mut by_lang: std::collections::BTreeMap<String, Accuracy> = Default::default();
@@ -228,6 +227,7 @@ pub enum ClassifierKind {
 
 pub fn identify(
     config: EngineConfig,
+    settings: &Settings,
     args: &LlmArgs,
     image: &Path,
     chat: Option<i64>,
@@ -238,7 +238,7 @@ pub fn identify(
     use kea_engine::identify::{ClipClassifier, IdentifyOptions, ImageClassifier, VisionLlmClassifier};
     let bytes = std::fs::read(image).with_context(|| format!("reading {}", image.display()))?;
     let mut classifier: Box<dyn ImageClassifier> = match kind {
-        ClassifierKind::VisionLlm => Box::new(VisionLlmClassifier::new(select(&config, args)?.provider)),
+        ClassifierKind::VisionLlm => Box::new(VisionLlmClassifier::new(select(&config, settings, args)?.provider)),
         ClassifierKind::Clip => match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
             Ok(c) => Box::new(c),
             Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => anyhow::bail!(
@@ -249,7 +249,7 @@ pub fn identify(
             Err(e) => return Err(e.into()),
         },
     };
-    let choice = select(&config, args)?;
+    let choice = select(&config, settings, args)?;
     let engine = crate::open_engine(config)?;
     let options = IdentifyOptions { lang: lang.to_string(), ..Default::default() };
     let mut sink = |event: ChatEvent| {

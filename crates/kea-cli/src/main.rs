@@ -197,9 +197,9 @@ fn settings(cli: &Cli) -> Settings {
 }
 
 /// The engine configuration: the shared settings, then flags and the environment.
-fn config(cli: &Cli) -> EngineConfig {
+fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
-    let mut config = settings(cli).engine_config(cli.knowledge.clone(), data_dir);
+    let mut config = settings.engine_config(cli.knowledge.clone(), data_dir);
     if let Some(dir) = &cli.models_dir {
         config.model_paths.dirs.insert(0, dir.clone());
     }
@@ -235,7 +235,8 @@ pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
     let engine = Engine::open(config)?;
     if let Some((model, remote)) = explicit {
         let path = data_dir.join(Settings::FILE_NAME);
-        let mut settings = Settings::load(&path).unwrap_or_default();
+        // An unreadable file is never overwritten (it may hold an API key).
+        let Ok(mut settings) = Settings::load(&path) else { return Ok(engine) };
         let remote = remote.filter(|r| r.model_id() == model);
         if settings.models.embedder.as_ref() != Some(&model) || settings.models.remote_embedder != remote {
             settings.models.embedder = Some(model);
@@ -247,9 +248,11 @@ pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let settings = settings(&cli);
+    let config = || config(&cli, &settings);
     match &cli.command {
-        Command::Index { watch, json } => index(config(&cli), *watch, *json),
-        Command::Status { json } => status(config(&cli), *json),
+        Command::Index { watch, json } => index(config(), *watch, *json),
+        Command::Status { json } => status(config(), *json),
         Command::Search { query, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
@@ -257,13 +260,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Mode::Hybrid => SearchMode::Hybrid,
             };
             let mut retrieval = match mode {
-                SearchMode::Hybrid => RetrievalConfig { top_k: *top_k, ..settings(&cli).retrieval },
+                SearchMode::Hybrid => RetrievalConfig { top_k: *top_k, ..settings.retrieval.clone() },
                 other => other.config(*top_k),
             };
             if let Some(file) = file {
                 retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
             }
-            search::run(config(&cli), query, &retrieval, *trace, *json)
+            search::run(config(), query, &retrieval, *trace, *json)
         }
         Command::Eval { golden, configs, json } => {
             let configs = if configs.is_empty() {
@@ -271,15 +274,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 configs.iter().map(|c| parse_named_config(c)).collect::<anyhow::Result<_>>()?
             };
-            search::eval(config(&cli), golden, &configs, *json)
+            search::eval(config(), golden, &configs, *json)
         }
-        Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(&cli), llm, *chat_id, question, *max_tokens, *json),
+        Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(), &settings, llm, *chat_id, question, *max_tokens, *json),
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
-            let image_model = image_model.clone().or(settings(&cli).models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.into());
-            chat::identify(config(&cli), llm, image, *chat_id, (*classifier, &image_model), lang, *json)
+            let image_model = image_model.clone().or(settings.models.image.clone()).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.into());
+            chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), lang, *json)
         }
-        Command::EvalRouter { questions, llm, json } => chat::eval_router(config(&cli), llm, questions, *json),
-        Command::Models { which } => models::run(which, config(&cli), cli.models_dir.clone()),
+        Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
+        Command::Models { which } => models::run(which, config(), cli.models_dir.clone()),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
             bench::run(which, paths, cli.embedding_model.clone(), remote_embedder(&cli))

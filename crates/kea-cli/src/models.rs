@@ -64,10 +64,7 @@ pub fn run(command: &ModelsCommand, config: EngineConfig, install_dir: Option<Pa
             Ok(ExitCode::SUCCESS)
         }
         ModelsCommand::Remove { id } => {
-            let indexed = Engine::indexed_model(&config.data_dir)?;
-            anyhow::ensure!(indexed.as_deref() != Some(id.as_str()), "{id} is the index's embedder: switch to another first (kea models use embedder ID --reembed)");
-            manager.remove(id)?;
-            settings.forget(id);
+            settings.remove_model(&config, id)?;
             settings.save(&settings_path)?;
             println!("removed {id}");
             Ok(ExitCode::SUCCESS)

@@ -122,6 +122,7 @@ pub struct Engine {
 }
 
 const DB_FILE: &str = "kea.sqlite3";
+const VECTORS_FILE: &str = "vectors.usearch";
 
 /// The model this run uses: the index's own unless the caller named one; a
 /// different model on a non-empty index needs `reembed`.
@@ -136,7 +137,6 @@ fn choose_model(config: &EngineConfig, indexed: Option<String>, chunks: usize) -
     }
     Ok(requested)
 }
-const VECTORS_FILE: &str = "vectors.usearch";
 
 impl Engine {
     /// Opens the index in `config.data_dir`, repairing the vector file if
@@ -219,13 +219,12 @@ impl Engine {
             let model = self.load_embedder(&self.config.embed)?;
             let mut store = self.store();
             let recorded = store.model()?;
-            if recorded.as_ref().is_some_and(|(id, dim)| id == model.model_id() && *dim != model.dim()) && store.chunk_count()? > 0 && !self.config.reembed {
-                return Err(Error::Embedding(format!(
-                    "'{}' now returns {} dimensions but the index holds {}: the server's model changed; re-embed with --reembed",
-                    model.model_id(),
-                    model.dim(),
-                    recorded.map_or(0, |r| r.1)
-                )));
+            let chunks = store.chunk_count()?;
+            // Same name, other vectors: the server now runs another model.
+            let changed = |(id, dim): &&(String, usize)| id == model.model_id() && *dim != model.dim() && chunks > 0 && !self.config.reembed;
+            if let Some((id, dim)) = recorded.as_ref().filter(changed) {
+                let requested = format!("{id} ({} dimensions, the index has {dim})", model.dim());
+                return Err(Error::ReembedRequired { indexed: id.clone(), requested, chunks });
             }
             if recorded != Some((model.model_id().to_string(), model.dim())) {
                 // A remote or hub model (dimension unknown at open), or an allowed switch.

@@ -313,7 +313,7 @@ impl Run<'_> {
             let embedded = match embedded {
                 Ok(v) => v,
                 // A missing model is fatal for the sync; a failing input is not.
-                Err(e @ (Error::ModelMissing { .. } | Error::RuntimeMissing(_))) => return Err(e),
+                Err(e @ (Error::ModelMissing { .. } | Error::RuntimeMissing(_) | Error::ReembedRequired { .. })) => return Err(e),
                 Err(e) => {
                     fail_documents_with(batch, group.iter().map(|(h, _)| h.as_str()).collect(), &e.to_string());
                     continue;

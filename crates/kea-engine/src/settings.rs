@@ -105,9 +105,6 @@ impl Settings {
             config.model_id = id.clone();
         }
         config.remote_embedder = m.remote_embedder.clone();
-        if let Some(remote) = config.remote_embedder.as_ref().filter(|_| m.embedder.is_none()) {
-            config.model_id = remote.model_id();
-        }
         config.reranker_id = m.reranker.clone().filter(|r| !r.is_empty());
         config
     }
@@ -151,8 +148,19 @@ impl Settings {
         }
     }
 
+    /// Deletes an installed model and clears it from every role that chose
+    /// it; the index's own embedder is refused. The caller saves the settings.
+    pub fn remove_model(&mut self, config: &EngineConfig, id: &str) -> Result<()> {
+        if crate::Engine::indexed_model(&config.data_dir)?.as_deref() == Some(id) {
+            return Err(Error::InvalidInput(format!("{id} is the index's embedder: switch to another embedder first")));
+        }
+        self.model_manager(config).remove(id)?;
+        self.forget(id);
+        Ok(())
+    }
+
     /// Clears `id` from every role that chose it (after the model was removed).
-    pub fn forget(&mut self, id: &str) {
+    fn forget(&mut self, id: &str) {
         let active = self.active_models(None);
         for role in Role::ALL {
             if active.get(&role).map(String::as_str) == Some(id) {

@@ -40,7 +40,12 @@ impl EnhanceOptions {
     /// (1/true/yes), KEA_RERANK_TOP_N, KEA_RELEVANCE_THRESHOLD, KEA_MAX_SUMMARY_LENGTH.
     pub fn load(data_dir: &Path) -> EnhanceOptions {
         let (settings, _) = crate::settings::Settings::load_or_default(data_dir);
-        Self::with_env(settings.enhance, |k| std::env::var(k).ok())
+        Self::with_process_env(settings.enhance)
+    }
+
+    /// `options` (the settings' `enhance`) with the environment's overrides.
+    pub fn with_process_env(options: EnhanceOptions) -> EnhanceOptions {
+        Self::with_env(options, |k| std::env::var(k).ok())
     }
 
     fn with_env(mut o: EnhanceOptions, var: impl Fn(&str) -> Option<String>) -> EnhanceOptions {
