@@ -43,7 +43,7 @@ pub struct RetrievalConfig {
     /// knows (e.g. a Chinese query with English-only MiniLM).
     pub foreign_dense_weight: f32,
     /// With a multilingual embedder, lift the other language's best dense
-    /// passages to tie with the query language's (cross-lingual retrieval).
+    /// passage to just behind the query language's best (cross-lingual retrieval).
     pub cross_lingual: bool,
     pub rrf_k: f32,
     pub mmr: bool,
