@@ -1,32 +1,76 @@
-//! Plain text: decoding (UTF-8 with replacement, UTF-16 with a BOM, binary
-//! detection) and splitting into paragraphs at blank lines.
+//! Plain text: decoding (UTF-8; UTF-16 with or without a BOM; legacy
+//! encodings such as GB18030/GBK, Big5 and Windows code pages, detected by
+//! chardetng; binary detection) and splitting into paragraphs at blank lines.
+
+use encoding_rs::{Encoding, UTF_16BE, UTF_16LE};
 
 use super::{Block, BlockKind, Extracted};
 use crate::frontmatter::split_front_matter;
 
-/// Decodes document bytes to text. Invalid UTF-8 is replaced, not fatal;
-/// UTF-16 with a byte-order mark is decoded; binary content is an error.
+/// Decodes document bytes to text. A byte-order mark decides; else valid
+/// UTF-8 is kept; else UTF-16 is recognised by its zero bytes; else the
+/// encoding is detected. Binary content, and bytes that decode cleanly in no
+/// encoding, are errors with the reason (never silent mojibake).
 pub fn decode_text(bytes: &[u8]) -> Result<String, String> {
-    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        return Ok(decode_utf16(rest, u16::from_le_bytes));
+    if let Some((encoding, bom)) = Encoding::for_bom(bytes) {
+        return decode_strict(encoding, &bytes[bom..]);
     }
-    if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
-        return Ok(decode_utf16(rest, u16::from_be_bytes));
+    if let Some(encoding) = utf16_without_bom(bytes) {
+        return decode_strict(encoding, bytes);
     }
+    check_not_binary(bytes)?;
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(text.to_string());
+    }
+    if let Some(text) = mostly_utf8(bytes) {
+        return Ok(text);
+    }
+    let mut detector = chardetng::EncodingDetector::new();
+    detector.feed(bytes, true);
+    decode_strict(detector.guess(None, false), bytes)
+}
+
+fn check_not_binary(bytes: &[u8]) -> Result<(), String> {
     let sample = &bytes[..bytes.len().min(8192)];
-    let controls = sample
-        .iter()
-        .filter(|&&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C)))
-        .count();
+    let controls = sample.iter().filter(|&&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C))).count();
     if sample.contains(&0) || controls * 20 > sample.len().max(1) {
         return Err("binary content, not text (is the file extension right?)".into());
     }
-    Ok(String::from_utf8_lossy(bytes).into_owned())
+    Ok(())
 }
 
-fn decode_utf16(bytes: &[u8], to_u16: fn([u8; 2]) -> u16) -> String {
-    let units = bytes.chunks_exact(2).map(|pair| to_u16([pair[0], pair[1]]));
-    char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+/// Decodes with `encoding`; any malformed sequence is an error naming it.
+fn decode_strict(encoding: &'static Encoding, bytes: &[u8]) -> Result<String, String> {
+    let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+    if had_errors {
+        return Err(format!("the text cannot be decoded: it is not valid UTF-8, and not valid {} either", encoding.name()));
+    }
+    Ok(text.into_owned())
+}
+
+/// UTF-16 without a byte-order mark: most ASCII-range characters leave a
+/// zero in every other byte (even bytes for big-endian, odd for little).
+fn utf16_without_bom(bytes: &[u8]) -> Option<&'static Encoding> {
+    let sample = &bytes[..bytes.len().min(8192) & !1];
+    if sample.len() < 8 {
+        return None;
+    }
+    let zeros = |parity: usize| sample.iter().skip(parity).step_by(2).filter(|&&b| b == 0).count() * 2;
+    let (even, odd) = (zeros(0), zeros(1));
+    let half = sample.len() / 2;
+    match (even * 10 >= half * 3, odd * 10 >= half * 3) {
+        (false, true) if even * 20 < half => Some(UTF_16LE),
+        (true, false) if odd * 20 < half => Some(UTF_16BE),
+        _ => None,
+    }
+}
+
+/// UTF-8 with a rare bad byte (a cut download, one stray Latin-1 byte):
+/// kept with replacement characters when at most one byte in a thousand is bad.
+fn mostly_utf8(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let bad = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
+    (bad * 1000 <= bytes.len() && text.chars().any(|c| !c.is_ascii())).then(|| text.into_owned())
 }
 
 /// Extracts a `.txt` document: optional front matter, then paragraphs.
@@ -79,9 +123,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invalid_utf8_is_replaced_not_fatal() {
-        let text = decode_text(b"caf\xe9 au lait").unwrap();
-        assert_eq!(text, "caf\u{fffd} au lait");
+    fn legacy_western_text_is_detected() {
+        assert_eq!(decode_text(b"caf\xe9 au lait, cr\xe8me br\xfbl\xe9e").unwrap(), "café au lait, crème brûlée");
+    }
+
+    #[test]
+    fn chinese_legacy_encodings_are_detected() {
+        let zh = "玄凤鹦鹉原产于澳大利亚内陆，喜欢吃草籽和谷物。它们性格温和，适合新手饲养。";
+        for encoding in [encoding_rs::GB18030, encoding_rs::GBK, encoding_rs::BIG5] {
+            let source = if encoding == encoding_rs::BIG5 { "玄鳳鸚鵡原產於澳大利亞內陸，喜歡吃草籽和穀物。牠們性格溫和，適合新手飼養。" } else { zh };
+            let (bytes, _, unmappable) = encoding.encode(source);
+            assert!(!unmappable, "{}", encoding.name());
+            assert_eq!(decode_text(&bytes).unwrap(), source, "{}", encoding.name());
+        }
+    }
+
+    #[test]
+    fn utf16_without_bom_is_decoded() {
+        let text = "Household dangers\n\n鹦鹉 avoid avocado.";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(decode_text(&le).unwrap(), text);
+        assert_eq!(decode_text(&be).unwrap(), text);
+    }
+
+    #[test]
+    fn malformed_multibyte_text_is_an_error_with_a_reason() {
+        let (bytes, _, _) = encoding_rs::GB18030.encode("玄凤鹦鹉喜欢吃草籽。");
+        let mut bytes = bytes.into_owned();
+        bytes.extend([0x81, 0x20]);
+        let err = decode_strict(encoding_rs::GB18030, &bytes).unwrap_err();
+        assert!(err.contains("cannot be decoded") && err.contains("gb18030"), "{err}");
+    }
+
+    #[test]
+    fn a_rare_bad_byte_in_utf8_is_replaced() {
+        let mut bytes = "鹦鹉的饮食以颗粒饲料为主。".repeat(200).into_bytes();
+        bytes.push(0xFF);
+        assert!(decode_text(&bytes).unwrap().ends_with('\u{fffd}'));
     }
 
     #[test]
