@@ -195,7 +195,7 @@ fn embedding_texts(knowledge: &Path, chunking: &kea_engine::chunk::ChunkConfig) 
     let mut texts = Vec::new();
     for path in files {
         let doc = extract(DocKind::Markdown, &std::fs::read(&path)?).map_err(anyhow::Error::msg)?;
-        texts.extend(chunk_document(&doc, chunking).iter().map(|c| c.embedding_text(doc.title.as_deref())));
+        texts.extend(chunk_document(&doc, chunking).iter().map(|c| c.embedding_text(doc.title.as_deref(), &[])));
     }
     Ok(texts)
 }

@@ -192,7 +192,7 @@ pub fn eval_router(config: EngineConfig, settings: &Settings, args: &LlmArgs, pa
     let started = Instant::now();
     for item in &items {
         let subject = item.subject.as_deref();
-        let (r, fallback) = route(choice.provider.as_ref(), &item.question, subject, &|| false);
+        let (r, fallback) = route(choice.provider.as_ref(), &item.question, subject, None, &|| false);
         fallbacks += usize::from(fallback.is_some());
         let ok = |use_rag: bool, followup: bool| use_rag == item.use_rag && (!item.use_rag || followup == item.is_followup);
         let llm_ok = ok(r.use_rag, r.is_followup);

@@ -95,7 +95,9 @@ enum Command {
     },
     /// Evaluate retrieval on a golden set (JSONL), one column per configuration.
     Eval {
-        golden: PathBuf,
+        /// Golden sets (JSONL), read as one; unanswerable questions add the refusal metrics.
+        #[arg(required = true)]
+        golden: Vec<PathBuf>,
         /// NAME=FILE: a retrieval config to compare (repeatable); default: each stage in turn.
         #[arg(long = "config", value_name = "NAME=FILE")]
         configs: Vec<String>,

@@ -1,7 +1,7 @@
 //! `kea search` and `kea eval`: run the retrieval pipeline and print hits,
 //! the stage-by-stage trace, or the evaluation table.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kea_engine::eval::{evaluate, load_golden, EvalResult, Metrics};
@@ -63,15 +63,19 @@ fn print_trace(engine: &Engine, result: &Retrieval) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn eval(config: EngineConfig, golden: &Path, configs: &[(String, RetrievalConfig)], json: bool) -> anyhow::Result<ExitCode> {
+pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, RetrievalConfig)], json: bool) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
-    let items = load_golden(golden)?;
+    let mut items = Vec::new();
+    for path in golden {
+        items.extend(load_golden(path)?);
+    }
     let results: Vec<EvalResult> = configs.iter().map(|(name, c)| evaluate(&engine, name, &items, c)).collect::<Result<_, _>>()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "golden": golden, "queries": items.len(), "results": results }))?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} queries from {}", items.len(), golden.display());
+    let names: Vec<String> = golden.iter().map(|p| p.display().to_string()).collect();
+    println!("{} queries from {}", items.len(), names.join(", "));
     println!("{:<22} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}", "config", "R@1", "R@3", "R@5", "R@10", "Hit@1", "Hit@3", "MRR@10", "nDCG@10", "ms/query");
     let row = |name: &str, m: &Metrics, ms: Option<f64>| {
         let ms = ms.map(|ms| format!("{ms:>9.1}")).unwrap_or_default();
@@ -84,6 +88,16 @@ pub fn eval(config: EngineConfig, golden: &Path, configs: &[(String, RetrievalCo
         row(&r.name, &r.metrics, Some(r.ms_per_query));
         for (lang, m) in &r.by_lang {
             row(&format!("  {lang} ({})", m.queries), m, None);
+        }
+    }
+    for r in results.iter().filter(|r| r.refusal.is_some()) {
+        let f = r.refusal.as_ref().expect("filtered");
+        println!(
+            "{}: refused {:.3} of {} unanswerable, answered {:.3} of {} answerable, refusal precision {:.3}",
+            r.name, f.refused, f.unanswerable, f.answered, f.answerable, f.precision
+        );
+        for wrong in &f.wrong {
+            println!("  wrong: {wrong}");
         }
     }
     for r in &results {

@@ -39,14 +39,24 @@ pub struct Chunk {
 
 impl Chunk {
     /// The text given to the embedding model: the chunk prefixed with its
-    /// context (document title and heading path), so that a passage under
-    /// "Diet" of the cockatiel document is found for "what do cockatiels eat".
-    pub fn embedding_text(&self, title: Option<&str>) -> String {
-        let context = match (title, self.heading_path.as_str()) {
+    /// context (document title, its other names from front matter, heading
+    /// path), so that a passage under "Diet" of the cockatiel document is
+    /// found for "what do cockatiels eat" and for its scientific name.
+    pub fn embedding_text(&self, title: Option<&str>, names: &[String]) -> String {
+        let mut context = match (title, self.heading_path.as_str()) {
             (Some(t), "") => t.to_string(),
             (Some(t), path) if !path.starts_with(t) => format!("{t} > {path}"),
             (_, path) => path.to_string(),
         };
+        let others: Vec<&str> = names.iter().map(String::as_str).filter(|n| Some(*n) != title).collect();
+        if !others.is_empty() {
+            let names = format!(" ({})", others.join(", "));
+            match title.filter(|t| context.starts_with(t)) {
+                Some(t) => context.insert_str(t.len(), &names),
+                None => context = format!("{}{names}", context.trim_end()),
+            }
+        }
+        let context = context.trim();
         if context.is_empty() {
             self.text.clone()
         } else {
@@ -319,10 +329,13 @@ mod tests {
     #[test]
     fn embedding_text_has_context() {
         let chunk = Chunk { index: 0, heading_path: "Diet".into(), page: None, range: 0..5, text: "Seeds".into() };
-        assert_eq!(chunk.embedding_text(Some("Cockatiel")), "Cockatiel > Diet\nSeeds");
+        assert_eq!(chunk.embedding_text(Some("Cockatiel"), &[]), "Cockatiel > Diet\nSeeds");
         let nested = Chunk { heading_path: "Cockatiel > Diet".into(), ..chunk.clone() };
-        assert_eq!(nested.embedding_text(Some("Cockatiel")), "Cockatiel > Diet\nSeeds");
+        assert_eq!(nested.embedding_text(Some("Cockatiel"), &[]), "Cockatiel > Diet\nSeeds");
+        let names = ["Cockatiel".to_string(), "Nymphicus hollandicus".to_string(), "玄凤鹦鹉".to_string()];
+        assert_eq!(nested.embedding_text(Some("Cockatiel"), &names), "Cockatiel (Nymphicus hollandicus, 玄凤鹦鹉) > Diet\nSeeds");
         let bare = Chunk { heading_path: String::new(), ..chunk };
-        assert_eq!(bare.embedding_text(None), "Seeds");
+        assert_eq!(bare.embedding_text(None, &[]), "Seeds");
+        assert_eq!(bare.embedding_text(None, &names[1..]), "(Nymphicus hollandicus, 玄凤鹦鹉)\nSeeds");
     }
 }

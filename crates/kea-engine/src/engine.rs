@@ -119,6 +119,8 @@ pub struct Engine {
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
     pub(crate) llm_rerank_cache: crate::chat::enhance::RerankCache,
+    /// The knowledge folder's `kea.toml` (re-read at every sync).
+    pub(crate) profile: RwLock<crate::profile::Profile>,
 }
 
 const DB_FILE: &str = "kea.sqlite3";
@@ -178,6 +180,7 @@ impl Engine {
                 (index, true)
             }
         };
+        let config_knowledge = config.knowledge_dir.clone();
         Ok(Engine {
             config,
             store: Mutex::new(store),
@@ -189,6 +192,7 @@ impl Engine {
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
             llm_rerank_cache: Default::default(),
+            profile: RwLock::new(crate::profile::Profile::load(&config_knowledge).unwrap_or_default()),
         })
     }
 
@@ -198,6 +202,11 @@ impl Engine {
             Some(remote) => Ok(Box::new(HttpEmbedder::connect(remote.clone())?)),
             None => Ok(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?)),
         }
+    }
+
+    /// The collection profile (what the knowledge folder is about).
+    pub fn profile(&self) -> crate::profile::Profile {
+        self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub(crate) fn model_languages(&self) -> &[String] {

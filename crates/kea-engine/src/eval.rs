@@ -1,7 +1,9 @@
 //! Retrieval evaluation against a golden set: JSONL lines
-//! `{"query": "...", "relevant": ["path" | "path#heading", ...], "lang": "zh|en"}`.
+//! `{"query": "...", "relevant": ["path" | "path#heading", ...], "lang": "zh|en"}`,
+//! and unanswerable questions `{"query": "...", "answerable": false, "lang": ...}`.
 //! Metrics per configuration: Recall@1/3/5/10, Hit@1/3, MRR@10, nDCG@10,
-//! overall and per language, with the queries that missed.
+//! overall and per language, with the queries that missed; and the refusal
+//! decision's precision and recall (unanswerable refused, answerable answered).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,6 +22,13 @@ pub struct GoldenItem {
     pub relevant: Vec<String>,
     #[serde(default)]
     pub lang: Option<String>,
+    /// False for a question the documents cannot answer (it should be refused).
+    #[serde(default = "answerable_default")]
+    pub answerable: bool,
+}
+
+fn answerable_default() -> bool {
+    true
 }
 
 /// Reads a golden set; errors name the line.
@@ -37,7 +46,7 @@ pub fn parse_golden(text: &str, name: &str) -> Result<Vec<GoldenItem>> {
         }
         let item: GoldenItem =
             serde_json::from_str(line).map_err(|e| Error::InvalidInput(format!("{name}:{}: not a golden item: {e}", n + 1)))?;
-        if item.relevant.is_empty() {
+        if item.relevant.is_empty() && item.answerable {
             return Err(Error::InvalidInput(format!("{name}:{}: no relevant documents listed", n + 1)));
         }
         items.push(item);
@@ -123,11 +132,42 @@ pub struct Miss {
     pub got: Vec<String>,
 }
 
+/// How well the relevance decision refuses what the documents cannot answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RefusalMetrics {
+    pub answerable: usize,
+    pub unanswerable: usize,
+    /// Share of answerable questions answered (not refused).
+    pub answered: f64,
+    /// Share of unanswerable questions refused (refusal recall).
+    pub refused: f64,
+    /// Share of refusals that were of unanswerable questions.
+    pub precision: f64,
+    /// Questions decided wrongly, with the decision's reason.
+    pub wrong: Vec<String>,
+}
+
+fn refusal_metrics(decisions: &[(bool, bool, String)]) -> RefusalMetrics {
+    let count = |answerable: bool, refused: bool| decisions.iter().filter(|d| d.0 == answerable && d.1 == refused).count();
+    let (answerable, unanswerable) = (count(true, false) + count(true, true), count(false, false) + count(false, true));
+    let ratio = |n: usize, d: usize| if d == 0 { 0.0 } else { (n as f64 / d as f64 * 10000.0).round() / 10000.0 };
+    RefusalMetrics {
+        answerable,
+        unanswerable,
+        answered: ratio(count(true, false), answerable),
+        refused: ratio(count(false, true), unanswerable),
+        precision: ratio(count(false, true), count(false, true) + count(true, true)),
+        wrong: decisions.iter().filter(|d| d.0 == d.1).map(|d| d.2.clone()).collect(),
+    }
+}
+
 /// One configuration's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalResult {
     pub name: String,
     pub metrics: Metrics,
+    /// Present when the set has unanswerable questions.
+    pub refusal: Option<RefusalMetrics>,
     pub by_lang: BTreeMap<String, Metrics>,
     pub misses: Vec<Miss>,
     /// Fallbacks that fired (e.g. no reranker), with how many queries hit each.
@@ -149,10 +189,18 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
     let mut per_lang: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();
     let mut misses = Vec::new();
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
+    let mut decisions = Vec::with_capacity(items.len());
     for item in items {
         let retrieval = engine.retrieve(&item.query, &config)?;
         for fallback in retrieval.trace.fallbacks {
             *fallbacks.entry(fallback).or_default() += 1;
+        }
+        let judged = &retrieval.relevance;
+        let refused = !judged.relevant;
+        let verdict = if refused { "refused" } else { "answered" };
+        decisions.push((item.answerable, refused, format!("{verdict}: {} ({}; dense {:.3})", item.query, judged.reason, judged.best_dense.unwrap_or(0.0))));
+        if !item.answerable {
+            continue;
         }
         let ranked: Vec<(String, String)> = retrieval.hits.iter().map(|h| (h.chunk.source.clone(), h.chunk.heading_path.clone())).collect();
         let metrics = score_ranking(&ranked, &item.relevant);
@@ -170,6 +218,7 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
     Ok(EvalResult {
         name: name.to_string(),
         metrics: mean(&all),
+        refusal: items.iter().any(|i| !i.answerable).then(|| refusal_metrics(&decisions)),
         by_lang: per_lang.into_iter().map(|(lang, m)| (lang, mean(&m))).collect(),
         misses,
         fallbacks,

@@ -35,7 +35,7 @@ enum Prepared {
     /// The file disappeared between the scan and the read.
     Vanished,
     Failed(String),
-    Content { content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<PreparedChunk> },
+    Content { content_hash: String, title: Option<String>, front_matter: String, names: String, chunks: Vec<PreparedChunk> },
 }
 
 struct Pending {
@@ -48,6 +48,7 @@ impl Engine {
     pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
         let started = Instant::now();
+        let profile_error = self.reload_profile()?;
         let disk = scan(&self.config.knowledge_dir)?;
         let stored: HashMap<String, DocRecord> = self.store().documents()?.into_iter().map(|d| (d.path.clone(), d)).collect();
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.rel.as_str()).collect();
@@ -105,6 +106,9 @@ impl Engine {
                 .collect();
             report.chunks = store.chunk_count()?;
         }
+        if let Some(message) = profile_error {
+            report.errors.insert(0, FileError { path: crate::profile::PROFILE_FILE.into(), message });
+        }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         sink.event(&IndexEvent::Finished { report: report.clone() });
         Ok(report)
@@ -143,13 +147,14 @@ impl Engine {
             Ok(Err(message)) => return Prepared::Failed(message),
             Err(_) => return Prepared::Failed("internal error while reading this file (please report it)".into()),
         };
+        let names = self.profile().names(&doc.front_matter);
         if doc.title.is_none() {
-            doc.title = file.abs.file_stem().map(|s| s.to_string_lossy().into_owned());
+            doc.title = names.first().cloned().or_else(|| file.abs.file_stem().map(|s| s.to_string_lossy().into_owned()));
         }
         let mut prepared: Vec<PreparedChunk> = chunks
             .into_iter()
             .map(|c| {
-                let embedding_text = c.embedding_text(doc.title.as_deref());
+                let embedding_text = c.embedding_text(doc.title.as_deref(), &names);
                 let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
                 PreparedChunk {
                     chunk: NewChunk {
@@ -178,7 +183,33 @@ impl Engine {
             Err(e) => return Prepared::Failed(format!("store error: {e}")),
         }
         let front_matter = serde_json::to_string(&doc.front_matter).unwrap_or_else(|_| "{}".into());
-        Prepared::Content { content_hash, title: doc.title, front_matter, chunks: prepared }
+        Prepared::Content { content_hash, title: doc.title, front_matter, names: names.join(", "), chunks: prepared }
+    }
+}
+
+/// Store meta key: how chunks were built (the format and the profile's
+/// name keys); a different value makes the next sync read every document again.
+const CHUNK_FORMAT_KEY: &str = "chunk_format";
+/// Bumped when chunk text, embedding text or full-text tokens change shape.
+const CHUNK_FORMAT: &str = "2:names";
+
+impl Engine {
+    /// Re-reads `kea.toml`; a broken file keeps the previous profile and
+    /// returns the problem for the report. A changed profile (or chunk
+    /// format) marks every document to be read again.
+    fn reload_profile(&self) -> Result<Option<String>> {
+        let (profile, problem) = match crate::profile::Profile::load(&self.config.knowledge_dir) {
+            Ok(profile) => (profile, None),
+            Err(message) => (self.profile(), Some(message)),
+        };
+        let format = format!("{CHUNK_FORMAT};{}", profile.names_signature());
+        *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
+        let store = self.store();
+        if store.meta(CHUNK_FORMAT_KEY)?.as_deref() != Some(format.as_str()) {
+            store.reread_all_documents()?;
+            store.set_meta(CHUNK_FORMAT_KEY, &format)?;
+        }
+        Ok(problem)
     }
 }
 
@@ -255,7 +286,7 @@ impl Run<'_> {
                     done.push((path, 0, 0, 0, Some(message.clone())));
                     changes.push(DocChange::Failed { file: pending.file, message });
                 }
-                Prepared::Content { content_hash, title, front_matter, chunks } => {
+                Prepared::Content { content_hash, title, front_matter, names, chunks } => {
                     let (mut embedded, mut reused) = (0, 0);
                     let chunks: Vec<NewChunk> = chunks
                         .into_iter()
@@ -270,7 +301,7 @@ impl Run<'_> {
                         })
                         .collect();
                     done.push((path, chunks.len(), embedded, reused, None));
-                    changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, chunks });
+                    changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, names, chunks });
                 }
             }
         }

@@ -16,6 +16,7 @@ pub mod import;
 mod manage;
 mod ingest;
 pub mod model;
+pub mod profile;
 pub mod progress;
 pub mod remote_embed;
 pub mod rerank;

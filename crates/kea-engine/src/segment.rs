@@ -70,6 +70,16 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// A noun this common in general Chinese (jieba's dictionary frequency,
+/// e.g. 名字 5359, 医生 4263) names no particular subject.
+const GENERIC_NOUN_FREQ: usize = 2000;
+
+/// Whether `word` is a specific Chinese noun: tagged a noun by jieba and
+/// not among the common ones (企鹅 and 仓鼠 are; 名字 and 事 are not).
+pub fn is_specific_chinese_noun(word: &str) -> bool {
+    word.chars().any(is_cjk) && jieba().tag(word, false).iter().all(|t| t.tag.starts_with('n')) && jieba().suggest_freq(word) <= GENERIC_NOUN_FREQ
+}
+
 /// The text stored in the FTS column: tokens joined by spaces.
 pub fn index_text(text: &str) -> String {
     tokens(text).join(" ")
@@ -82,19 +92,20 @@ const QUERY_STOPWORDS: &[&str] = &[
     "如何", "哪些", "哪种", "为什么", "多少", "有", "和", "与", "在", "我", "它", "这", "那", "一种", "一只",
 ];
 
-/// An FTS5 MATCH expression for a query: its distinct content tokens,
-/// quoted and OR-ed (so any text is safe). `None` when nothing is left.
-pub fn match_expression(query: &str) -> Option<String> {
+/// A query's distinct content tokens (question words dropped unless
+/// nothing else is left), stemmed, in order.
+pub fn query_terms(query: &str) -> Vec<String> {
     let all = words(query);
     let content: Vec<String> = all.iter().filter(|t| !QUERY_STOPWORDS.contains(&t.as_str())).cloned().collect();
     let chosen = if content.is_empty() { all } else { content };
     let mut seen = std::collections::HashSet::new();
-    let quoted: Vec<String> = chosen
-        .into_iter()
-        .map(stem)
-        .filter(|t| seen.insert(t.clone()))
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect();
+    chosen.into_iter().map(stem).filter(|t| seen.insert(t.clone())).collect()
+}
+
+/// An FTS5 MATCH expression for a query: its distinct content tokens,
+/// quoted and OR-ed (so any text is safe). `None` when nothing is left.
+pub fn match_expression(query: &str) -> Option<String> {
+    let quoted: Vec<String> = query_terms(query).into_iter().map(|t| format!("\"{}\"", t.replace('"', ""))).collect();
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
 }
 
@@ -107,6 +118,16 @@ mod tests {
         let t = tokens("玄凤鹦鹉喜欢吃小米");
         assert!(t.contains(&"鹦鹉".to_string()), "{t:?}");
         assert!(t.contains(&"小米".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn specific_nouns_are_told_from_common_words() {
+        for word in ["企鹅", "仓鼠", "钢琴"] {
+            assert!(is_specific_chinese_noun(word), "{word}");
+        }
+        for word in ["名字", "事", "应该", "平时", "penguin"] {
+            assert!(!is_specific_chinese_noun(word), "{word}");
+        }
     }
 
     #[test]

@@ -134,6 +134,11 @@ pub trait Provider: Send + Sync {
         on_token: &mut dyn FnMut(&str),
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Completion, LlmError>;
+    /// Whether this model may write answers (else it only routes and the
+    /// answer is quoted from the passages: see [`select::GROUNDEDNESS_FLOOR`]).
+    fn writes_answers(&self) -> bool {
+        true
+    }
 }
 
 /// Returns the position just before the earliest stop string in `text`.

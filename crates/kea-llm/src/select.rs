@@ -1,7 +1,9 @@
 //! Choosing a provider. `auto`: the configured HTTP endpoint; else an Ollama
 //! server on 127.0.0.1:11434 if it answers; else the embedded GGUF if one is
 //! installed (and this build has llama.cpp); else none. The choice comes
-//! with the reason, which the CLI and the UI show.
+//! with the reason, which the CLI and the UI show. In `auto`, an embedded
+//! model whose measured groundedness is under the floor only routes: the
+//! answer is quoted from the passages instead of written by it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,6 +15,15 @@ use crate::{Completion, LlmError, Provider, ProviderKind, Request};
 /// tests/golden/routing.jsonl (32 questions): SmolLM2-135M routed 47%,
 /// gemma-3-270m 44%, and SmolLM2 generates faster and has a chat template.
 pub const DEFAULT_EMBEDDED_MODEL: &str = "smollm2-135m-instruct";
+
+/// Share of answer sentences a model must ground in a cited passage to
+/// write answers in `auto` (see `kea eval --answers`).
+pub const GROUNDEDNESS_FLOOR: f32 = 0.6;
+
+/// Groundedness measured with `kea eval --answers` over the golden sets
+/// (tests/golden/sample-knowledge.jsonl), per embedded model id. A manifest's
+/// own `"groundedness"` takes precedence; unmeasured models may answer.
+const MEASURED_GROUNDEDNESS: &[(&str, f32)] = &[("smollm2-135m-instruct", 0.0), ("gemma-3-270m", 0.0)];
 
 /// The user's choice of provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -77,6 +88,9 @@ pub struct LlmManifest {
     pub chat_template: bool,
     #[serde(default = "default_context")]
     pub context: u32,
+    /// Measured share of grounded answer sentences, if known.
+    #[serde(default)]
+    pub groundedness: Option<f32>,
 }
 
 fn default_context() -> u32 {
@@ -91,13 +105,22 @@ pub struct GgufModel {
     /// Use the model's chat template (else a plain transcript prompt).
     pub chat_template: bool,
     pub context: u32,
+    pub groundedness: Option<f32>,
+}
+
+impl GgufModel {
+    /// Whether measurements say this model grounds its answers too rarely.
+    pub fn below_floor(&self) -> bool {
+        let measured = self.groundedness.or_else(|| MEASURED_GROUNDEDNESS.iter().find(|(id, _)| *id == self.id).map(|m| m.1));
+        measured.is_some_and(|g| g < GROUNDEDNESS_FLOOR)
+    }
 }
 
 /// Finds the embedded model: an explicit file, or `<dir>/<id>/kea-model.json`.
 pub fn find_gguf(settings: &LlmSettings) -> Option<GgufModel> {
     if let Some(path) = &settings.gguf {
         let id = path.file_stem().map_or_else(|| "gguf".to_string(), |s| s.to_string_lossy().into_owned());
-        return Some(GgufModel { id, path: path.clone(), chat_template: true, context: 4096 });
+        return Some(GgufModel { id, path: path.clone(), chat_template: true, context: 4096, groundedness: None });
     }
     settings.model_dirs.iter().find_map(|dir| read_manifest(&dir.join(&settings.embedded_model)))
 }
@@ -106,7 +129,7 @@ fn read_manifest(folder: &Path) -> Option<GgufModel> {
     let text = std::fs::read_to_string(folder.join("kea-model.json")).ok()?;
     let manifest: LlmManifest = serde_json::from_str(&text).ok()?;
     let path = folder.join(&manifest.file);
-    path.is_file().then_some(GgufModel { id: manifest.id, path, chat_template: manifest.chat_template, context: manifest.context })
+    path.is_file().then_some(GgufModel { id: manifest.id, path, chat_template: manifest.chat_template, context: manifest.context, groundedness: manifest.groundedness })
 }
 
 /// No language model: every request fails with [`LlmError::NotConfigured`].
@@ -123,6 +146,10 @@ impl Provider for NoProvider {
 
     fn complete(&self, _: &Request, _: &mut dyn FnMut(&str), _: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
         Err(LlmError::NotConfigured)
+    }
+
+    fn writes_answers(&self) -> bool {
+        false
     }
 }
 
@@ -142,16 +169,44 @@ fn openai(settings: &LlmSettings, base_url: &str, model: &str) -> Box<dyn Provid
     Box::new(OpenAiProvider::new(config))
 }
 
-fn embedded(settings: &LlmSettings) -> Result<Option<LlmChoice>, LlmError> {
+/// A model that routes but does not write answers (under the floor).
+struct RoutesOnly(Box<dyn Provider>);
+
+impl Provider for RoutesOnly {
+    fn kind(&self) -> ProviderKind {
+        self.0.kind()
+    }
+
+    fn describe(&self) -> String {
+        format!("{}, routing only", self.0.describe())
+    }
+
+    fn complete(&self, request: &Request, on_token: &mut dyn FnMut(&str), cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
+        self.0.complete(request, on_token, cancelled)
+    }
+
+    fn writes_answers(&self) -> bool {
+        false
+    }
+}
+
+/// Loads the embedded model; with `floor`, one measured under the
+/// groundedness floor is wrapped to route only.
+fn embedded(settings: &LlmSettings, floor: bool) -> Result<Option<LlmChoice>, LlmError> {
     let Some(model) = find_gguf(settings) else { return Ok(None) };
     #[cfg(feature = "llama")]
     {
-        let reason = format!("embedded GGUF {}", model.path.display());
-        let provider = crate::llama::LlamaProvider::load(&model, settings.threads)?;
-        Ok(Some(LlmChoice { provider: Box::new(provider), reason }))
+        let mut reason = format!("embedded GGUF {}", model.path.display());
+        let mut provider: Box<dyn Provider> = Box::new(crate::llama::LlamaProvider::load(&model, settings.threads)?);
+        if floor && model.below_floor() {
+            reason.push_str(&format!(" (routing only: it grounded under {:.0}% of its answer sentences, so answers are quoted)", GROUNDEDNESS_FLOOR * 100.0));
+            provider = Box::new(RoutesOnly(provider));
+        }
+        Ok(Some(LlmChoice { provider, reason }))
     }
     #[cfg(not(feature = "llama"))]
     {
+        let _ = floor;
         Err(LlmError::Model { path: model.path, message: "this build has no embedded llama.cpp (feature `llama`)".into() })
     }
 }
@@ -166,7 +221,7 @@ pub fn auto_select(settings: &LlmSettings) -> Result<LlmChoice, LlmError> {
             let model = settings.model.as_deref().unwrap_or("default");
             Ok(LlmChoice { provider: openai(settings, base, model), reason: format!("configured endpoint {base}") })
         }
-        ProviderPreference::Embedded => embedded(settings)?.ok_or_else(|| LlmError::Model {
+        ProviderPreference::Embedded => embedded(settings, false)?.ok_or_else(|| LlmError::Model {
             path: settings.model_dirs.first().cloned().unwrap_or_default().join(&settings.embedded_model),
             message: "no embedded model installed (run `make models`)".into(),
         }),
@@ -180,7 +235,7 @@ pub fn auto_select(settings: &LlmSettings) -> Result<LlmChoice, LlmError> {
                     return Ok(LlmChoice { provider: openai(settings, &format!("{OLLAMA}/v1"), &model), reason: format!("Ollama answered on {OLLAMA}") });
                 }
             }
-            match embedded(settings) {
+            match embedded(settings, true) {
                 Ok(Some(choice)) => Ok(choice),
                 Ok(None) => Ok(none("no endpoint configured, no Ollama server, no embedded model installed")),
                 Err(e) => Ok(none(&format!("the embedded model could not be used: {e}"))),

@@ -2,7 +2,8 @@
 //! labelled untrusted), streaming, and resolving `[S1]` markers to chunks.
 //! Markers that name no source are removed, so an answer never cites a
 //! chunk that was not in its context. No relevant evidence → a refusal that
-//! names what was searched; no language model → the passages themselves.
+//! names what was searched; no language model, or one under the
+//! groundedness floor → the extractive answer (quoted, cited sentences).
 
 use std::collections::BTreeSet;
 
@@ -79,21 +80,31 @@ pub fn resolve_markers(text: &str, known: &BTreeSet<String>) -> (String, Vec<Str
     (cleaned.trim().to_string(), cited)
 }
 
-/// Whether retrieval found real evidence: a rerank probability above the
-/// threshold, or else a word match (BM25) or a close embedding.
-pub fn is_relevant(retrieval: &Retrieval, min_rerank: f32) -> bool {
-    let Some(best) = retrieval.hits.first() else { return false };
-    match best.rerank {
-        Some(p) => p >= min_rerank,
-        None => best.sparse.is_some() || best.dense.is_some_and(|d| d >= 0.35),
-    }
-}
-
 fn refusal(question: &str, query: &str) -> String {
     if query_language(question) == "zh" {
         format!("在你的文档中没有找到能回答这个问题的内容（检索：“{query}”）。可以换个说法，或把相关文档放进知识库。")
     } else {
         format!("I could not find this in your documents (searched for \"{query}\"). Try rephrasing, or add a document that covers it.")
+    }
+}
+
+/// A reply to small talk when no model may write: what Kea can do.
+fn small_talk_reply(question: &str) -> String {
+    if query_language(question) == "zh" {
+        "你好！我会从你的文档中查找答案，并注明出处。请直接提问，例如“……吃什么？”".into()
+    } else {
+        "Hello! I answer from your documents and cite where each answer comes from. Ask me a question about them.".into()
+    }
+}
+
+/// Why no model writes this answer, if none does.
+fn floor_reason(llm: &dyn Provider) -> Option<&'static str> {
+    if llm.kind() == ProviderKind::None {
+        Some("no language model is configured")
+    } else if !llm.writes_answers() {
+        Some("the installed language model is too small to write answers you can trust")
+    } else {
+        None
     }
 }
 
@@ -160,6 +171,21 @@ Reply briefly in {}. Do not cite sources.",
     messages
 }
 
+/// The extractive answer (see [`super::extractive`]), labelled as quoted.
+fn quote_passages(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval, why: &str) {
+    answer.notice = Some(super::extractive::notice(question, why));
+    match super::extractive::extract_answer(question, &retrieval.context.blocks) {
+        Some(extract) => {
+            answer.answer = extract.text;
+            answer.citations = extract.cited.iter().filter_map(|l| retrieval.context.blocks.iter().find(|b| &b.label == l)).map(Citation::from).collect();
+        }
+        None => {
+            answer.answer = retrieval.context.text.trim().to_string();
+            answer.citations = retrieval.context.blocks.iter().map(Citation::from).collect();
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn compose(
     llm: &dyn Provider,
@@ -184,23 +210,22 @@ pub(super) fn compose(
         router_fallback: None,
         summaries: Vec::new(),
     };
-    let no_llm = llm.kind() == ProviderKind::None;
+    let floor = floor_reason(llm);
     let messages = match retrieval {
-        Some(r) if !is_relevant(r, options.retrieval.min_score) || r.context.blocks.is_empty() => {
+        Some(r) if !r.relevance.relevant || r.context.blocks.is_empty() => {
             answer.answer = refusal(question, &route.search_query);
             answer.refused = true;
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
-        Some(r) if no_llm => {
-            answer.notice = Some("No language model is configured: these are the most relevant passages from your documents.".into());
-            answer.answer = r.context.text.trim().to_string();
-            answer.citations = r.context.blocks.iter().map(Citation::from).collect();
+        Some(r) if floor.is_some() => {
+            quote_passages(&mut answer, question, r, floor.unwrap_or_default());
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
-        None if no_llm => {
-            answer.notice = Some("No language model is configured. Ask about your documents to see the matching passages.".into());
+        None if floor.is_some() => {
+            answer.answer = small_talk_reply(question);
+            sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
         Some(r) => rag_messages(question, &r.context.text, history),

@@ -5,6 +5,7 @@
 
 pub mod answer;
 pub mod enhance;
+pub mod extractive;
 pub mod router;
 
 use std::time::Instant;
@@ -99,7 +100,8 @@ impl Engine {
 
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "router" });
-        let (route, router_fallback) = router::decide(options.router, llm, question, subject.as_deref(), cancelled);
+        let topic = self.profile().collection.topic;
+        let (route, router_fallback) = router::decide(options.router, llm, question, subject.as_deref(), topic.as_deref(), cancelled);
         sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
 
         let mut retrieval = None;
@@ -142,11 +144,16 @@ impl Engine {
         answer.summaries = summaries;
         answer.chat_id = chat_id;
         answer.router_fallback = router_fallback;
+        let labels = if answer.refused { Vec::new() } else { self.labels()? };
         {
             let store = self.store();
-            // What was just talked about becomes the subject for follow-ups.
-            if let (false, Some(title)) = (answer.refused, retrieval.as_ref().and_then(|r| r.hits.first()).and_then(|h| h.chunk.title.clone())) {
-                store.set_subject(chat_id, &title)?;
+            // What was just talked about becomes the subject for follow-ups:
+            // a label's names in both languages, else the document's title.
+            if let (false, Some(hit)) = (answer.refused, retrieval.as_ref().and_then(|r| r.hits.first())) {
+                let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
+                if let Some(subject) = label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone()) {
+                    store.set_subject(chat_id, &subject)?;
+                }
             }
             store.add_message(chat_id, "user", question, &serde_json::json!([]), None)?;
             let route_json = serde_json::to_value(&answer.route).unwrap_or_default();

@@ -33,9 +33,16 @@ impl RouterMode {
 }
 
 /// Routes `question` the way `mode` says.
-pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, subject: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+pub fn decide(
+    mode: RouterMode,
+    llm: &dyn Provider,
+    question: &str,
+    subject: Option<&str>,
+    topic: Option<&str>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Route, Option<String>) {
     match mode {
-        RouterMode::Llm => route(llm, question, subject, cancelled),
+        RouterMode::Llm => route(llm, question, subject, topic, cancelled),
         RouterMode::Keywords => (keyword_route(question, subject), None),
     }
 }
@@ -70,22 +77,36 @@ pub fn route_schema() -> serde_json::Value {
     })
 }
 
-const INSTRUCTIONS: &str = "You route questions for an assistant that answers from the user's documents about parrots and their care. \
+const INSTRUCTIONS: &str = "You route questions for an assistant that answers from the user's documents{topic}. \
 For each question output JSON: use_rag is true when the answer needs facts from the documents, false for greetings, thanks and small talk; \
 is_followup is true when the question refers to the last subject (it, this one, 它, 这只); \
 search_query is a short keyword query in the question's language, with the subject's name for follow-ups, empty when use_rag is false.";
 
 /// (last subject, question, answer) worked examples, Chinese and English.
+/// Examples from unrelated collections, so no domain is built in.
 const EXAMPLES: &[(&str, &str, &str)] = &[
-    ("none", "玄凤鹦鹉吃什么？", r#"{"is_followup": false, "use_rag": true, "search_query": "玄凤鹦鹉 饮食"}"#),
+    ("none", "绿萝叶子发黄怎么办？", r#"{"is_followup": false, "use_rag": true, "search_query": "绿萝 叶子发黄"}"#),
     ("none", "hello, how are you today?", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
-    ("玄凤鹦鹉 (Cockatiel)", "它能活多久？", r#"{"is_followup": true, "use_rag": true, "search_query": "玄凤鹦鹉 寿命"}"#),
-    ("none", "How big does an African grey get?", r#"{"is_followup": false, "use_rag": true, "search_query": "African grey parrot size"}"#),
-    ("Budgerigar", "what does it eat?", r#"{"is_followup": true, "use_rag": true, "search_query": "budgerigar diet"}"#),
+    ("鸡油菌 (Chanterelle)", "它有毒吗？", r#"{"is_followup": true, "use_rag": true, "search_query": "鸡油菌 毒性"}"#),
+    ("none", "How long does a warranty repair take?", r#"{"is_followup": false, "use_rag": true, "search_query": "warranty repair duration"}"#),
+    ("Boston fern", "how often should I water it?", r#"{"is_followup": true, "use_rag": true, "search_query": "Boston fern watering"}"#),
     ("none", "谢谢你的帮助！", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
-    ("Sun Conure", "tell me a joke", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
-    ("none", "怎么分辨虎皮鹦鹉的公母？", r#"{"is_followup": false, "use_rag": true, "search_query": "虎皮鹦鹉 公母 区别"}"#),
+    ("Quartz", "tell me a joke", r#"{"is_followup": false, "use_rag": false, "search_query": ""}"#),
+    ("none", "怎么区分石英和方解石？", r#"{"is_followup": false, "use_rag": true, "search_query": "石英 方解石 区别"}"#),
 ];
+
+/// The subject's name in the question's language: a subject stored as
+/// "玄凤鹦鹉 (Cockatiel)" gives "Cockatiel" to an English question.
+pub fn subject_name<'a>(subject: &'a str, question: &str) -> &'a str {
+    let Some((first, rest)) = subject.split_once(" (") else { return subject };
+    let second = rest.strip_suffix(')').unwrap_or(rest);
+    let language = crate::retrieve::query_language(question);
+    if crate::retrieve::text_language(first) == language || crate::retrieve::text_language(second) != language {
+        first
+    } else {
+        second
+    }
+}
 
 fn user_turn(subject: &str, question: &str) -> String {
     format!("Last subject: {subject}\nQuestion: {question}")
@@ -93,8 +114,9 @@ fn user_turn(subject: &str, question: &str) -> String {
 
 /// The few-shot conversation for a question. The examples come first and
 /// never change, so llama.cpp reuses their cached keys and values.
-pub fn router_messages(question: &str, subject: Option<&str>) -> Vec<Message> {
-    let mut messages = vec![Message::new(Role::System, INSTRUCTIONS)];
+pub fn router_messages(question: &str, subject: Option<&str>, topic: Option<&str>) -> Vec<Message> {
+    let topic = topic.map_or_else(String::new, |t| format!(" about {t}"));
+    let mut messages = vec![Message::new(Role::System, INSTRUCTIONS.replace("{topic}", &topic))];
     for (s, q, a) in EXAMPLES {
         messages.push(Message::new(Role::User, user_turn(s, q)));
         messages.push(Message::new(Role::Assistant, *a));
@@ -137,7 +159,7 @@ pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
     let use_rag = !small_talk;
     let search_query = match (use_rag, followup, subject) {
         (false, _, _) => String::new(),
-        (true, true, Some(s)) => format!("{s} {}", question.trim()),
+        (true, true, Some(s)) => format!("{} {}", subject_name(s, question), question.trim()),
         _ => question.trim().to_string(),
     };
     Route { is_followup: followup && use_rag, use_rag, search_query, decided_by: DecidedBy::Keywords }
@@ -145,8 +167,8 @@ pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
 
 /// Routes with the LLM, falling back to keywords; the error (if any) says
 /// why the fallback was used.
-pub fn route(llm: &dyn Provider, question: &str, subject: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
-    let mut request = Request::new(router_messages(question, subject));
+pub fn route(llm: &dyn Provider, question: &str, subject: Option<&str>, topic: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+    let mut request = Request::new(router_messages(question, subject, topic));
     request.max_tokens = 96;
     request.json_schema = Some(route_schema());
     request.stop = vec!["\nUser:".into()];
@@ -158,7 +180,7 @@ pub fn route(llm: &dyn Provider, question: &str, subject: Option<&str>, cancelle
                     search_query = question.trim().to_string();
                 }
                 if let (true, Some(s)) = (is_followup, subject) {
-                    let name = s.split(" (").next().unwrap_or(s);
+                    let name = subject_name(s, question);
                     if !search_query.contains(name) {
                         search_query = format!("{name} {search_query}");
                     }
@@ -184,6 +206,11 @@ mod tests {
         let f = keyword_route("它能活多久？", Some("玄凤鹦鹉"));
         assert!(f.is_followup && f.use_rag);
         assert_eq!(f.search_query, "玄凤鹦鹉 它能活多久？");
+        let both = "玄凤鹦鹉 (Cockatiel)";
+        assert_eq!(keyword_route("它吃什么？", Some(both)).search_query, "玄凤鹦鹉 它吃什么？");
+        assert_eq!(keyword_route("What does it eat?", Some(both)).search_query, "Cockatiel What does it eat?");
+        assert_eq!(subject_name("Cockatiel (玄凤鹦鹉)", "它吃什么"), "玄凤鹦鹉");
+        assert_eq!(subject_name("Quartz", "它硬吗"), "Quartz");
         let en = keyword_route("What does it eat?", Some("Budgerigar"));
         assert!(en.is_followup);
         assert!(en.search_query.starts_with("Budgerigar"));
@@ -201,15 +228,16 @@ mod tests {
 
     #[test]
     fn prompt_ends_with_the_question_and_keeps_a_stable_prefix() {
-        let a = router_messages("Q1", None);
-        let b = router_messages("Q2", Some("Cockatiel"));
+        let a = router_messages("Q1", None, Some("minerals"));
+        let b = router_messages("Q2", Some("Cockatiel"), Some("minerals"));
+        assert!(a[0].content.contains("documents about minerals."));
         assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
         assert_eq!(b.last().unwrap().content, "Last subject: Cockatiel\nQuestion: Q2");
     }
 
     #[test]
     fn a_failing_llm_falls_back_to_keywords() {
-        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", None, &|| false);
+        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", None, None, &|| false);
         assert_eq!(route.decided_by, DecidedBy::Keywords);
         assert!(route.use_rag);
         assert!(why.unwrap().contains("no language model"));

@@ -75,7 +75,8 @@ pub struct Extracted {
     pub plain: String,
     pub blocks: Vec<Block>,
     pub front_matter: FrontMatter,
-    /// The best human title: front matter `title`/`en`/`species`, else the first heading.
+    /// The best human title: front matter `title`, else the first heading
+    /// (ingest falls back to the profile's names, then the file name).
     pub title: Option<String>,
 }
 
@@ -89,10 +90,7 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, String> {
         DocKind::Docx => docx::extract(bytes)?,
     };
     if doc.title.is_none() {
-        doc.title = ["title", "en", "species"]
-            .iter()
-            .find_map(|k| doc.front_matter.get(k))
-            .or_else(|| {
+        doc.title = doc.front_matter.get("title").or_else(|| {
                 doc.blocks.iter().find_map(|b| match &b.kind {
                     BlockKind::Heading { text, .. } => Some(text.clone()),
                     _ => None,

@@ -12,6 +12,7 @@ use super::ImageClassifier;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::model::{runtime, ModelPaths};
+use crate::profile::Profile;
 use crate::vectors::cosine;
 
 /// The default CLIP image model id (the vision half of ViT-B/32).
@@ -27,24 +28,20 @@ pub struct Classification {
     pub visual_description: String,
 }
 
-/// Attribute groups probed for the visual description.
-const ATTRIBUTES: &[(&str, &[&str])] = &[
-    ("colour", &["a green parrot", "a yellow parrot", "a blue parrot", "a red parrot", "a grey parrot", "a white parrot"]),
-    ("crest", &["a parrot with a crest", "a parrot without a crest"]),
-    ("cheek", &["a parrot with an orange cheek patch", "a parrot with plain cheeks"]),
-    ("beak", &["a parrot with a black beak", "a parrot with a pale beak", "a parrot with an orange beak"]),
-    ("tail", &["a parrot with a long tail", "a parrot with a short tail"]),
-];
+/// The label prompt when the model's manifest gives none; `{kind}` is the
+/// profile's kind of thing (the clause is dropped when it names none).
+const DEFAULT_PROMPT: &str = "a photo of a {en} ({latin}), a kind of {kind}";
 
 pub struct ClipClassifier {
     vision: ImageEmbedding,
     text: OnnxEmbedder,
-    prompt: String,
+    prompt: Option<String>,
     logit_scale: f32,
     min_similarity: f32,
     /// (label prompts, their embeddings): recomputed only when labels change.
     cache: Option<(Vec<String>, Vec<Vec<f32>>)>,
-    attribute_vectors: Vec<Vec<Vec<f32>>>,
+    /// (attribute phrases, their embeddings): recomputed when the profile changes.
+    attributes: Option<(Vec<Vec<String>>, Vec<Vec<Vec<f32>>>)>,
 }
 
 impl ClipClassifier {
@@ -70,24 +67,50 @@ impl ClipClassifier {
         Self::assemble(vision, text, m.prompt.clone(), m.logit_scale.unwrap_or(100.0), m.min_similarity.unwrap_or(0.2))
     }
 
-    fn assemble(vision: ImageEmbedding, mut text: OnnxEmbedder, prompt: Option<String>, logit_scale: f32, min_similarity: f32) -> Result<ClipClassifier> {
-        let attribute_vectors = ATTRIBUTES
-            .iter()
-            .map(|(_, prompts)| text.embed_passages(&prompts.iter().map(|p| p.to_string()).collect::<Vec<_>>()))
-            .collect::<Result<_>>()?;
-        Ok(ClipClassifier {
-            vision,
-            text,
-            prompt: prompt.unwrap_or_else(|| "a photo of a {en} ({latin}), a kind of parrot".into()),
-            logit_scale,
-            min_similarity,
-            cache: None,
-            attribute_vectors,
-        })
+    fn assemble(vision: ImageEmbedding, text: OnnxEmbedder, prompt: Option<String>, logit_scale: f32, min_similarity: f32) -> Result<ClipClassifier> {
+        Ok(ClipClassifier { vision, text, prompt, logit_scale, min_similarity, cache: None, attributes: None })
     }
 
-    fn label_vectors(&mut self, labels: &[Label]) -> Result<Vec<Vec<f32>>> {
-        let prompts: Vec<String> = labels.iter().map(|l| l.prompt(&self.prompt)).collect();
+    /// The label prompt template with the profile's kind filled in.
+    fn template(&self, profile: &Profile) -> String {
+        let template = self.prompt.as_deref().unwrap_or(DEFAULT_PROMPT);
+        match profile.kind("en") {
+            Some(kind) => template.replace("{kind}", kind),
+            None => template.replace(", a kind of {kind}", "").replace("{kind}", "thing"),
+        }
+    }
+
+    fn attribute_vectors(&mut self, groups: &[Vec<String>]) -> Result<Vec<Vec<Vec<f32>>>> {
+        if let Some((cached, vectors)) = &self.attributes {
+            if cached == groups {
+                return Ok(vectors.clone());
+            }
+        }
+        let vectors = groups.iter().map(|phrases| self.text.embed_passages(phrases)).collect::<Result<Vec<_>>>()?;
+        self.attributes = Some((groups.to_vec(), vectors.clone()));
+        Ok(vectors)
+    }
+
+    /// The phrases CLIP is sure of (one per attribute group), shortened.
+    fn describe_image(&mut self, image_vector: &[f32], profile: &Profile) -> Result<String> {
+        let groups: Vec<Vec<String>> = profile.identify.attributes.iter().map(|g| g.iter().map(|p| p.replace("{kind}", profile.kind("en").unwrap_or("thing"))).collect()).collect();
+        let vectors = self.attribute_vectors(&groups)?;
+        let mut description = Vec::new();
+        for (phrases, vectors) in groups.iter().zip(&vectors) {
+            let sims: Vec<f32> = vectors.iter().map(|v| cosine(image_vector, v)).collect();
+            let probs = self.softmax(&sims);
+            if let Some((i, p)) = probs.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+                if *p >= 0.6 {
+                    description.push(shorten(&phrases[i], profile.kind("en")));
+                }
+            }
+        }
+        Ok(description.join(", "))
+    }
+
+    fn label_vectors(&mut self, labels: &[Label], profile: &Profile) -> Result<Vec<Vec<f32>>> {
+        let template = self.template(profile);
+        let prompts: Vec<String> = labels.iter().map(|l| l.prompt(&template)).collect();
         if let Some((cached, vectors)) = &self.cache {
             if *cached == prompts {
                 return Ok(vectors.clone());
@@ -113,9 +136,9 @@ impl ImageClassifier for ClipClassifier {
         format!("CLIP zero-shot ({})", self.text.model_id())
     }
 
-    fn classify(&mut self, image: &DynamicImage, labels: &[Label]) -> Result<Classification> {
+    fn classify(&mut self, image: &DynamicImage, labels: &[Label], profile: &Profile) -> Result<Classification> {
         if labels.is_empty() {
-            return Err(Error::InvalidInput("no species labels: no document's front matter names a species".into()));
+            return Err(super::no_labels());
         }
         let image_vector = self
             .vision
@@ -123,22 +146,35 @@ impl ImageClassifier for ClipClassifier {
             .map_err(|e| Error::Embedding(format!("image embedding failed: {e}")))?
             .pop()
             .ok_or_else(|| Error::Embedding("the image model returned nothing".into()))?;
-        let label_vectors = self.label_vectors(labels)?;
+        let label_vectors = self.label_vectors(labels, profile)?;
         let similarities: Vec<f32> = label_vectors.iter().map(|v| cosine(&image_vector, v)).collect();
         let best_similarity = similarities.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let mut ranked: Vec<(usize, f32)> = self.softmax(&similarities).into_iter().enumerate().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut description = Vec::new();
-        for ((_, prompts), vectors) in ATTRIBUTES.iter().zip(&self.attribute_vectors) {
-            let sims: Vec<f32> = vectors.iter().map(|v| cosine(&image_vector, v)).collect();
-            let probs = self.softmax(&sims);
-            if let Some((i, p)) = probs.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
-                if *p >= 0.6 {
-                    description.push(prompts[i].trim_start_matches("a parrot with ").trim_start_matches("a ").trim_end_matches(" parrot").to_string());
-                }
-            }
-        }
-        Ok(Classification { ranked, best_similarity, min_similarity: self.min_similarity, visual_description: description.join(", ") })
+        let visual_description = self.describe_image(&image_vector, profile)?;
+        Ok(Classification { ranked, best_similarity, min_similarity: self.min_similarity, visual_description })
+    }
+}
+
+/// "a parrot with a crest" → "a crest"; "a green parrot" → "green".
+fn shorten(phrase: &str, kind: Option<&str>) -> String {
+    let mut short = phrase.trim();
+    for article in ["a ", "an "] {
+        short = short.strip_prefix(article).unwrap_or(short);
+    }
+    let kind = kind.unwrap_or("thing");
+    short = short.strip_prefix(kind).map_or(short, |s| s.trim_start().strip_prefix("with ").unwrap_or(s).trim_start());
+    short.strip_suffix(kind).map_or(short, str::trim_end).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn attribute_phrases_are_shortened_for_the_description() {
+        assert_eq!(super::shorten("a parrot with a crest", Some("parrot")), "a crest");
+        assert_eq!(super::shorten("a green parrot", Some("parrot")), "green");
+        assert_eq!(super::shorten("a green thing", None), "green");
+        assert_eq!(super::shorten("striped cap", Some("mushroom")), "striped cap");
     }
 }
 

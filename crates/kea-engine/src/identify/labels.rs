@@ -1,15 +1,17 @@
 //! The label set for identification comes from the knowledge base: every
-//! document whose front matter names a species (`species`/`en`/`latin`,
-//! optional `aliases`) is a label; documents in two languages about the same
-//! species (same Latin name) are one label.
+//! document whose front matter gives a name under one of the profile's label
+//! keys (by default `zh`, `en`, `latin`, optional `aliases`) is a label;
+//! documents in two languages about the same thing (same scientific name,
+//! else same English name) are one label.
 
 use serde::Serialize;
 
+use crate::profile::LabelFields;
 use crate::store::DocRecord;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Label {
-    /// The Chinese name (front matter `species`), if given.
+    /// The Chinese name, if given.
     pub zh: Option<String>,
     pub en: Option<String>,
     pub latin: Option<String>,
@@ -22,6 +24,15 @@ impl Label {
     /// The name shown to the user: English, else Chinese, else Latin.
     pub fn name(&self) -> &str {
         self.en.as_deref().or(self.zh.as_deref()).or(self.latin.as_deref()).unwrap_or("?")
+    }
+
+    /// The conversation subject: both names when there are two ("玄凤鹦鹉
+    /// (Cockatiel)"), so a follow-up can search in the question's language.
+    pub fn subject(&self) -> String {
+        match (&self.zh, &self.en) {
+            (Some(zh), Some(en)) if zh != en => format!("{zh} ({en})"),
+            _ => self.name().to_string(),
+        }
     }
 
     /// Whether `text` names this label (any of its names, case-insensitive).
@@ -43,26 +54,33 @@ impl Label {
     }
 }
 
-fn text(doc: &DocRecord, key: &str) -> Option<String> {
-    match doc.front_matter.get(key)? {
+/// The first non-empty text value under any of `keys`.
+fn text(doc: &DocRecord, keys: &[String]) -> Option<String> {
+    keys.iter().find_map(|key| match doc.front_matter.get(key)? {
         serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
         _ => None,
-    }
+    })
 }
 
-/// Labels from indexed documents, sorted by name.
-pub fn labels_from_documents(docs: &[DocRecord]) -> Vec<Label> {
-    let mut labels: Vec<Label> = Vec::new();
-    for doc in docs {
-        let (zh, en, latin) = (text(doc, "species"), text(doc, "en"), text(doc, "latin"));
-        if zh.is_none() && en.is_none() && latin.is_none() {
-            continue;
-        }
-        let aliases: Vec<String> = match doc.front_matter.get("aliases") {
+fn aliases(doc: &DocRecord, keys: &[String]) -> Vec<String> {
+    keys.iter()
+        .flat_map(|key| match doc.front_matter.get(key) {
             Some(serde_json::Value::Array(items)) => items.iter().filter_map(|a| a.as_str().map(str::to_string)).collect(),
             Some(serde_json::Value::String(s)) => s.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
             _ => Vec::new(),
-        };
+        })
+        .collect()
+}
+
+/// Labels from indexed documents, sorted by name.
+pub fn labels_from_documents(docs: &[DocRecord], fields: &LabelFields) -> Vec<Label> {
+    let mut labels: Vec<Label> = Vec::new();
+    for doc in docs {
+        let (zh, en, latin) = (text(doc, &fields.zh), text(doc, &fields.en), text(doc, &fields.scientific));
+        if zh.is_none() && en.is_none() && latin.is_none() {
+            continue;
+        }
+        let aliases = aliases(doc, &fields.aliases);
         let same = |l: &Label| match (&l.latin, &latin) {
             (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
             _ => l.en.is_some() && l.en == en,
@@ -110,10 +128,10 @@ mod tests {
     fn documents_in_two_languages_make_one_label() {
         let docs = [
             doc("parrots/cockatiel.md", serde_json::json!({"en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["Quarrion"]})),
-            doc("鹦鹉/玄凤鹦鹉.md", serde_json::json!({"species": "玄凤鹦鹉", "en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["鸡尾鹦鹉"]})),
+            doc("鹦鹉/玄凤鹦鹉.md", serde_json::json!({"zh": "玄凤鹦鹉", "en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["鸡尾鹦鹉"]})),
             doc("guides/care.md", serde_json::json!({"title": "Care"})),
         ];
-        let labels = labels_from_documents(&docs);
+        let labels = labels_from_documents(&docs, &LabelFields::default());
         assert_eq!(labels.len(), 1);
         let l = &labels[0];
         assert_eq!((l.zh.as_deref(), l.en.as_deref()), (Some("玄凤鹦鹉"), Some("Cockatiel")));

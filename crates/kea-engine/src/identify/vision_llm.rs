@@ -12,6 +12,7 @@ use super::clip::Classification;
 use super::labels::Label;
 use super::ImageClassifier;
 use crate::error::{Error, Result};
+use crate::profile::Profile;
 
 /// The longest side of the image sent to the model.
 const MAX_SIDE: u32 = 768;
@@ -54,7 +55,7 @@ pub fn parse_answer(text: &str, labels: &[Label]) -> Option<Classification> {
     let plausible = !ranked.is_empty();
     let features = &v["visual_features"];
     let description = features["description"].as_str().map(str::to_string).unwrap_or_else(|| {
-        ["colors", "crown", "beak", "patterns"].iter().filter_map(|k| features[k].as_str()).collect::<Vec<_>>().join(", ")
+        ["colors", "shape", "patterns"].iter().filter_map(|k| features[k].as_str()).collect::<Vec<_>>().join(", ")
     });
     Some(Classification {
         ranked: if plausible { ranked } else { vec![(0, 0.0)] },
@@ -69,9 +70,9 @@ impl ImageClassifier for VisionLlmClassifier {
         format!("vision LLM ({})", self.llm.describe())
     }
 
-    fn classify(&mut self, image: &DynamicImage, labels: &[Label]) -> Result<Classification> {
+    fn classify(&mut self, image: &DynamicImage, labels: &[Label], profile: &Profile) -> Result<Classification> {
         if labels.is_empty() {
-            return Err(Error::InvalidInput("no species labels: no document's front matter names a species".into()));
+            return Err(super::no_labels());
         }
         let names: Vec<String> = labels
             .iter()
@@ -79,12 +80,13 @@ impl ImageClassifier for VisionLlmClassifier {
             .collect();
         let schema = json!({"type": "object", "properties": {
             "top_candidates": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "score": {"type": "number"}}, "required": ["name", "score"]}, "maxItems": 3},
-            "visual_features": {"type": "object", "properties": {"description": {"type": "string"}, "colors": {"type": "string"}, "crown": {"type": "string"}, "beak": {"type": "string"}, "patterns": {"type": "string"}}},
+            "visual_features": {"type": "object", "properties": {"description": {"type": "string"}, "colors": {"type": "string"}, "shape": {"type": "string"}, "patterns": {"type": "string"}}},
             "explanation": {"type": "string"},
             "confidence_level": {"type": "string", "enum": ["High", "Medium", "Low"]}
         }, "required": ["top_candidates", "visual_features", "explanation", "confidence_level"]});
+        let kinds = profile.kind("en").map_or_else(|| "candidates".to_string(), |k| format!("{k} candidates"));
         let prompt = format!(
-            "Which of these parrot species is in the photo? Species: {}.\nAnswer JSON: top_candidates (up to 3, name from the list, score 0-1), visual_features (description, colors, crown, beak, patterns), explanation, confidence_level (High, Medium or Low). If none fits, return an empty top_candidates.",
+            "Which of these {kinds} is in the photo? Candidates: {}.\nAnswer JSON: top_candidates (up to 3, name from the list, score 0-1), visual_features (description, colors, shape, patterns), explanation, confidence_level (High, Medium or Low). If none fits, return an empty top_candidates.",
             names.join("; ")
         );
         let mut request = Request::new(vec![Message::new(Role::User, prompt).with_image(data_url(image)?)]);
@@ -107,7 +109,7 @@ mod tests {
     fn answers_map_back_to_labels() {
         let labels = [label("Budgerigar", "虎皮鹦鹉"), label("Cockatiel", "玄凤鹦鹉")];
         let text = r#"{"top_candidates": [{"name": "玄凤鹦鹉", "score": 0.6}, {"name": "Budgerigar", "score": 0.2}, {"name": "Penguin", "score": 0.2}],
-            "visual_features": {"colors": "grey", "crown": "yellow crest"}, "explanation": "crest", "confidence_level": "Medium"}"#;
+            "visual_features": {"colors": "grey", "shape": "yellow crest"}, "explanation": "crest", "confidence_level": "Medium"}"#;
         let c = parse_answer(text, &labels).unwrap();
         assert_eq!(c.ranked[0].0, 1);
         assert!((c.ranked[0].1 - 0.75).abs() < 1e-6, "scores normalised over known names");

@@ -35,7 +35,8 @@ pub fn estimate_tokens(text: &str) -> usize {
     cjk + other.div_ceil(4)
 }
 
-fn sentences(text: &str) -> Vec<&str> {
+/// The sentences of `text`, trimmed, in order.
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     for end in sentence_ends(text).into_iter().chain([text.len()]) {

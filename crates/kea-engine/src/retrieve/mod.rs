@@ -5,6 +5,7 @@
 //! candidates, scores and time in a [`Trace`], with the fallbacks that fired.
 
 pub mod context;
+pub mod relevance;
 pub mod stages;
 
 use std::collections::{HashMap, HashSet};
@@ -17,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
 pub use context::{Context, ContextBlock};
+pub use relevance::Relevance;
 
 /// How dense and sparse scores are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +133,8 @@ pub struct Trace {
     pub stages: Vec<StageTrace>,
     pub fallbacks: Vec<String>,
     pub total_ms: f64,
+    /// The relevance decision (refuse or answer), with its figures.
+    pub relevance: Option<Relevance>,
 }
 
 /// The pipeline's result.
@@ -139,6 +143,8 @@ pub struct Retrieval {
     pub hits: Vec<Hit>,
     pub context: Context,
     pub trace: Trace,
+    /// Whether the hits are good enough to answer from.
+    pub relevance: Relevance,
 }
 
 /// Query normalisation: full-width ASCII to half-width, white space folded.
@@ -195,6 +201,7 @@ impl Engine {
             stages: Vec::new(),
             fallbacks: Vec::new(),
             total_ms: 0.0,
+            relevance: None,
         };
 
         let mut dense = Vec::new();
@@ -294,8 +301,12 @@ impl Engine {
         let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
         let context = context::assemble(&chunks, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
+        let t = start();
+        let relevance = self.judge_relevance(&prepared, &hits, config)?;
+        trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
         trace.total_ms = total.ms();
-        Ok(Retrieval { hits, context, trace })
+        trace.relevance = Some(relevance.clone());
+        Ok(Retrieval { hits, context, trace, relevance })
     }
 
     /// Rerank probabilities for the shortlist, best first, cut to
@@ -324,6 +335,14 @@ impl Engine {
         Ok(Some((scored, t.ms())))
     }
 
+    /// Cross-encoder probabilities of `hits` for `query`, in their order;
+    /// `None` when no reranker is set.
+    pub(crate) fn rerank_hits(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
+        let passages: Vec<String> =
+            hits.iter().map(|h| format!("{}\n{}", h.chunk.heading_path, h.chunk.text).chars().take(config.rerank_max_chars).collect()).collect();
+        Ok(self.with_reranker(|r| r.score(query, &passages))?.map(|logits| logits.into_iter().map(stages::sigmoid).collect()))
+    }
+
     /// The single-retriever or hybrid search behind `kea search`.
     pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
         Ok(self.retrieve(query, &mode.config(top_k))?.hits)
@@ -341,7 +360,7 @@ const CROSS_LINGUAL_BEHIND: usize = 1;
 impl Engine {
     /// Whether the embedder serves Chinese and English alike (no languages
     /// declared means many).
-    fn model_is_multilingual(&self) -> bool {
+    pub(crate) fn model_is_multilingual(&self) -> bool {
         let languages = self.model_languages();
         languages.is_empty() || (languages.iter().any(|l| l == "zh") && languages.iter().any(|l| l == "en"))
     }
@@ -363,7 +382,7 @@ impl Engine {
 
 /// The main language of a passage: `zh` when Chinese characters outweigh
 /// Latin letters (a character carries about a word's meaning), else `en`.
-fn text_language(text: &str) -> &'static str {
+pub(crate) fn text_language(text: &str) -> &'static str {
     let (mut cjk, mut latin) = (0usize, 0usize);
     for c in text.chars() {
         if crate::segment::is_cjk(c) {

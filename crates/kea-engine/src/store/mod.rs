@@ -78,7 +78,7 @@ pub struct NewChunk {
 #[derive(Debug, Clone)]
 pub enum DocChange {
     /// New content: replaces all chunks of the document.
-    Replace { file: FileFacts, content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<NewChunk> },
+    Replace { file: FileFacts, content_hash: String, title: Option<String>, front_matter: String, names: String, chunks: Vec<NewChunk> },
     /// Same content, new size/mtime (e.g. touched): no chunk changes.
     Touch { file: FileFacts },
     /// The file could not be indexed; its old chunks are dropped.
@@ -155,7 +155,7 @@ impl Store {
             let mut rows = select.query([])?;
             while let Some(row) = rows.next()? {
                 let (id, path, text): (i64, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-                insert.execute(params![id, fts_tokens(&path, &text)])?;
+                insert.execute(params![id, fts_tokens(&path, "", &text)])?;
             }
         }
         tx.commit()?;
@@ -184,6 +184,14 @@ impl Store {
         let id = self.meta("model_id")?;
         let dim = self.meta("dim")?.and_then(|d| d.parse().ok());
         Ok(id.zip(dim))
+    }
+
+    /// Marks every document to be read again on the next sync (how chunks
+    /// are built changed); chunks and vectors stay until each is replaced,
+    /// and unchanged chunk text reuses its stored vector.
+    pub fn reread_all_documents(&self) -> Result<()> {
+        self.conn.execute("UPDATE documents SET content_hash = NULL WHERE status = 'indexed'", [])?;
+        Ok(())
     }
 
     /// Records a new embedding model: all vectors are dropped (documents are
@@ -254,7 +262,7 @@ impl Store {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         for change in changes {
             match change {
-                DocChange::Replace { file, content_hash, title, front_matter, chunks } => {
+                DocChange::Replace { file, content_hash, title, front_matter, names, chunks } => {
                     let doc_id = upsert_document(&tx, file, Some(content_hash), DocStatus::Indexed, None, title.as_deref(), front_matter, now)?;
                     delta.removed.extend(delete_chunks(&tx, doc_id)?);
                     let mut insert = tx.prepare_cached(
@@ -268,7 +276,7 @@ impl Store {
                         ])?;
                         let id = tx.last_insert_rowid();
                         tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?
-                            .execute(params![id, fts_tokens(&c.heading_path, &c.text)])?;
+                            .execute(params![id, fts_tokens(&c.heading_path, names, &c.text)])?;
                         delta.added.push((id as u64, c.embedding.clone()));
                     }
                     tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
@@ -367,6 +375,34 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many chunks contain each token (its document frequency in BM25's
+    /// sense), and the number of chunks.
+    pub fn token_chunk_counts(&self, tokens: &[String]) -> Result<(Vec<usize>, usize)> {
+        let mut stmt = self.conn.prepare_cached("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
+        let counts = tokens
+            .iter()
+            .map(|t| stmt.query_row([format!("\"{}\"", t.replace('"', ""))], |r| r.get::<_, i64>(0)).map(|n| n as usize))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok((counts, self.chunk_count()?))
+    }
+
+    /// The tokens found in the full-text index (heading, names, text) of
+    /// any of the chunks `ids`.
+    pub fn tokens_in_chunks(&self, tokens: &[String], ids: &[u64]) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2)")?;
+        let mut found = Vec::new();
+        for token in tokens {
+            let expression = format!("\"{}\"", token.replace('"', ""));
+            for &id in ids {
+                if stmt.query_row(params![expression, id as i64], |r| r.get::<_, bool>(0))? {
+                    found.push(token.clone());
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// `PRAGMA integrity_check` plus the FTS index's own check.
     pub fn integrity_check(&self) -> Result<Vec<String>> {
         let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
@@ -429,9 +465,10 @@ fn delete_chunks(tx: &Transaction, doc_id: i64) -> Result<Vec<u64>> {
     Ok(ids)
 }
 
-/// What the full-text index holds for a chunk: its segmented heading path and text.
-fn fts_tokens(heading_path: &str, text: &str) -> String {
-    format!("{}\n{}", segment::index_text(heading_path), segment::index_text(text))
+/// What the full-text index holds for a chunk: its segmented heading path,
+/// its document's names (front matter) and its text.
+fn fts_tokens(heading_path: &str, names: &str, text: &str) -> String {
+    format!("{}\n{}\n{}", segment::index_text(heading_path), segment::index_text(names), segment::index_text(text))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ fn chunk(index: usize, text: &str, value: f32) -> NewChunk {
 }
 
 fn replace(path: &str, chunks: Vec<NewChunk>) -> DocChange {
-    DocChange::Replace { file: file(path), content_hash: format!("c-{path}"), title: Some("T".into()), front_matter: "{}".into(), chunks }
+    DocChange::Replace { file: file(path), content_hash: format!("c-{path}"), title: Some("T".into()), front_matter: "{}".into(), names: String::new(), chunks }
 }
 
 #[test]

@@ -1,0 +1,118 @@
+//! The extractive answer, Kea's quality floor: when no language model is
+//! good enough to write answers, the answer is the best sentences of the top
+//! passages, quoted as they stand, each with its `[S#]`. Passages in the
+//! question's language come first when there are any. Also used to quote the
+//! passage that backs an image identification.
+
+use std::collections::HashSet;
+
+use crate::retrieve::context::sentences;
+use crate::retrieve::{query_language, text_language, ContextBlock};
+use crate::segment::{query_terms, tokens};
+
+/// Sentences quoted at most, and passages drawn from.
+const MAX_SENTENCES: usize = 3;
+const MAX_BLOCKS: usize = 3;
+/// A sentence longer than this (in characters) is cut at a word boundary.
+const MAX_SENTENCE_CHARS: usize = 320;
+
+/// The quoted answer and the labels it cites, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extract {
+    pub text: String,
+    pub cited: Vec<String>,
+}
+
+/// How many of the query's terms `sentence` (with its passage heading) contains.
+fn overlap(terms: &HashSet<String>, sentence: &str, heading: &str) -> usize {
+    let words: HashSet<String> = tokens(sentence).into_iter().collect();
+    let in_heading: HashSet<String> = tokens(heading).into_iter().collect();
+    terms.iter().map(|t| if words.contains(t) { 2 } else { usize::from(in_heading.contains(t)) }).sum()
+}
+
+fn shorten(sentence: &str) -> String {
+    if sentence.chars().count() <= MAX_SENTENCE_CHARS {
+        return sentence.to_string();
+    }
+    let cut: String = sentence.chars().take(MAX_SENTENCE_CHARS).collect();
+    let at = cut.rfind(char::is_whitespace).filter(|&i| i > MAX_SENTENCE_CHARS / 2).unwrap_or(cut.len());
+    format!("{}…", cut[..at].trim_end())
+}
+
+/// The best sentences of `blocks` for `question`: the top passage's best
+/// one or two, then the best of the next passages when they match the
+/// question's terms. `None` when there is no passage.
+pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract> {
+    let language = query_language(question);
+    let same: Vec<&ContextBlock> = blocks.iter().filter(|b| text_language(&b.text) == language).collect();
+    let chosen: Vec<&ContextBlock> = if same.is_empty() { blocks.iter().collect() } else { same };
+    let terms: HashSet<String> = query_terms(question).into_iter().collect();
+    let mut picked: Vec<(usize, usize, &str, &str)> = Vec::new(); // (block rank, sentence index, text, label)
+    for (rank, block) in chosen.iter().take(MAX_BLOCKS).enumerate() {
+        let mut scored: Vec<(usize, usize, &str)> =
+            sentences(&block.text).into_iter().enumerate().map(|(i, s)| (overlap(&terms, s, &block.heading_path), i, s)).collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let wanted = if rank == 0 { 2 } else { 1 };
+        for &(score, index, sentence) in scored.iter().take(wanted) {
+            let useful = score > 0 || (rank == 0 && index == scored.iter().map(|s| s.1).min().unwrap_or(0));
+            if useful && picked.len() < MAX_SENTENCES {
+                picked.push((rank, index, sentence, &block.label));
+            }
+        }
+    }
+    if picked.is_empty() {
+        return None;
+    }
+    picked.sort_by_key(|p| (p.0, p.1));
+    let mut cited: Vec<String> = Vec::new();
+    let parts: Vec<String> = picked
+        .iter()
+        .map(|&(_, _, sentence, label)| {
+            if !cited.iter().any(|c| c == label) {
+                cited.push(label.to_string());
+            }
+            format!("{} [{label}]", shorten(sentence))
+        })
+        .collect();
+    Some(Extract { text: parts.join(if language == "zh" { "" } else { " " }), cited })
+}
+
+/// The banner over an extractive answer, in the question's language.
+pub fn notice(question: &str, why: &str) -> String {
+    if query_language(question) == "zh" {
+        format!("摘录的回答：以下句子原样摘自你的文档（{why}）。要获得成文的回答，请在“设置 → 模型”中下载 Qwen2.5 1.5B，或运行 Ollama。")
+    } else {
+        format!("Extractive answer: these sentences are quoted from your documents as they stand ({why}). For written answers, download Qwen2.5 1.5B in Settings → Models, or run Ollama.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
+        ContextBlock { label: label.into(), source: format!("{label}.md"), heading_path: heading.into(), page: None, chunk_ids: vec![1], text: text.into() }
+    }
+
+    #[test]
+    fn the_best_sentences_are_quoted_with_their_labels() {
+        let blocks = [
+            block("S1", "Cockatiel > Diet", "Cockatiels are small. In the wild they eat grass seeds. Pellets should form most of a pet's diet."),
+            block("S2", "Budgerigar > Diet", "Budgerigars eat seeds and greens."),
+            block("S3", "Cage", "A cage needs perches."),
+        ];
+        let got = extract_answer("What do cockatiels eat?", &blocks).unwrap();
+        assert_eq!(got.text, "Cockatiels are small. [S1] In the wild they eat grass seeds. [S1] Budgerigars eat seeds and greens. [S2]");
+        assert_eq!(got.cited, ["S1", "S2"]);
+    }
+
+    #[test]
+    fn passages_in_the_question_language_come_first() {
+        let blocks = [block("S1", "Cockatiel > Diet", "Cockatiels eat seeds."), block("S2", "玄凤鹦鹉 > 饮食", "玄凤鹦鹉主要吃草籽。也吃颗粒饲料。")];
+        let got = extract_answer("玄凤鹦鹉吃什么？", &blocks).unwrap();
+        assert!(got.text.starts_with("玄凤鹦鹉主要吃草籽。 [S2]") || got.text.starts_with("玄凤鹦鹉主要吃草籽。[S2]"), "{}", got.text);
+        assert_eq!(got.cited, ["S2"]);
+        assert!(extract_answer("anything", &[]).is_none());
+        assert!(notice("玄凤吃什么", "x").starts_with("摘录"));
+    }
+}
