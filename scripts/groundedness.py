@@ -6,8 +6,9 @@ For each question: the share of answer sentences carrying a valid [S#]
 citation (Kea removes markers naming no source) whose words mostly occur in
 the cited documents (md/txt; a cited PDF or Word file is taken as
 support); whether any citation is present; whether the answer's
-language is the question's. Usage:
+language is the question's. Refused questions are counted apart. Usage:
   groundedness.py KEA_BIN KNOWLEDGE DATA_DIR GOLDEN.jsonl N -- [kea ask flags]
+(the embedded model is chosen with KEA_EMBEDDED_MODEL)
 """
 import json, re, subprocess, sys
 
@@ -38,16 +39,19 @@ def main():
     items = [json.loads(l) for l in open(golden) if l.strip() and not l.startswith("//")]
     en = [i for i in items if i.get("lang") == "en"][: int(n) // 2]
     zh = [i for i in items if i.get("lang") == "zh"][: int(n) - len(en)]
-    scores, cited, same_lang = [], 0, 0
+    scores, cited, same_lang, refused = [], 0, 0, 0
     for item in en + zh:
         q = item["query"]
         r = subprocess.run([kea, "--knowledge", knowledge, "--data-dir", data, "ask", q, "--json", *extra], capture_output=True, text=True)
-        lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
-        if not lines:
+        if "{" not in r.stdout:
             print("no answer:", q, r.stderr[-300:], file=sys.stderr)
             scores.append(0.0)
             continue
-        answer = json.loads(lines[-1])
+        answer = json.loads(r.stdout[r.stdout.index("{"):])
+        if answer.get("refused"):
+            refused += 1
+            print(f"refused {q}", file=sys.stderr)
+            continue
         text = answer.get("answer", "")
         source = cited_text(knowledge, answer.get("citations", []))
         support = words(source) if source is not None else None
@@ -58,7 +62,7 @@ def main():
         same_lang += language(text) == language(q)
         print(f"{scores[-1]:.2f} {q} -> {text[:120]!r}", file=sys.stderr)
     total = len(scores)
-    print(json.dumps({"questions": total, "groundedness": round(sum(scores) / max(1, total), 3),
+    print(json.dumps({"questions": total + refused, "refused": refused, "groundedness": round(sum(scores) / max(1, total), 3),
                       "cited": round(cited / max(1, total), 3), "language_match": round(same_lang / max(1, total), 3)}))
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ mod architecture;
 mod chat;
 #[path = "integration/crash.rs"]
 mod crash;
+#[path = "integration/domain.rs"]
+mod domain;
 #[path = "integration/hostile.rs"]
 mod hostile;
 #[path = "integration/identify.rs"]

@@ -151,6 +151,7 @@ async fn identify(
     path: Option<String>,
     bytes: Option<Vec<u8>>,
     chat_id: Option<i64>,
+    lang: Option<String>,
     on_event: Channel<StreamDto>,
 ) -> Result<IdentificationDto, ErrorDto> {
     let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
@@ -167,7 +168,8 @@ async fn identify(
             *slot = Some(ClipClassifier::load(&config.model_paths, &image_model, &config.embed)?);
         }
         let classifier = slot.as_mut().expect("loaded above");
-        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &IdentifyOptions::default(), &mut forward(&on_event))?;
+        let options = IdentifyOptions { lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()), ..IdentifyOptions::default() };
+        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &options, &mut forward(&on_event))?;
         Ok(IdentificationDto::from(&result))
     })
     .await

@@ -123,11 +123,13 @@ pub struct CitationDto {
     pub heading_path: String,
     pub page: Option<u32>,
     pub chunk_id: i64,
+    /// Every chunk of the cited block.
+    pub chunk_ids: Vec<i64>,
 }
 
 impl From<&Citation> for CitationDto {
     fn from(c: &Citation) -> Self {
-        CitationDto { id: c.id.clone(), source: c.source.clone(), heading_path: c.heading_path.clone(), page: c.page, chunk_id: c.chunk_id }
+        CitationDto { id: c.id.clone(), source: c.source.clone(), heading_path: c.heading_path.clone(), page: c.page, chunk_id: c.chunk_id, chunk_ids: c.chunk_ids.clone() }
     }
 }
 
@@ -142,6 +144,8 @@ pub struct AnswerDto {
     /// The route and the retrieval trace, for "how this was answered".
     pub route: serde_json::Value,
     pub trace: serde_json::Value,
+    /// Per-passage summaries (the opt-in summary step), shown with the sources.
+    pub summaries: Vec<kea_engine::chat::enhance::PassageSummary>,
 }
 
 impl From<&ChatAnswer> for AnswerDto {
@@ -155,6 +159,7 @@ impl From<&ChatAnswer> for AnswerDto {
             provider: a.provider_detail.clone(),
             route: serde_json::to_value(&a.route).unwrap_or_default(),
             trace: serde_json::to_value(&a.retrieval).unwrap_or_default(),
+            summaries: a.summaries.clone(),
         }
     }
 }
@@ -187,6 +192,8 @@ pub struct IdentificationDto {
     pub evidence: Vec<CitationDto>,
     pub decision: serde_json::Value,
     pub reply: String,
+    /// The conversation the photo and reply were saved in.
+    pub chat_id: Option<i64>,
 }
 
 impl From<&Identification> for IdentificationDto {
@@ -199,6 +206,7 @@ impl From<&Identification> for IdentificationDto {
             evidence: r.evidence.iter().map(CitationDto::from).collect(),
             decision: serde_json::to_value(&r.decision).unwrap_or_default(),
             reply: r.reply.clone(),
+            chat_id: r.chat_id,
         }
     }
 }

@@ -47,7 +47,7 @@ fn embedded_answer_is_grounded_in_real_chunks() {
             Ok((r.get(0)?, r.get(1)?))
         })
         .unwrap();
-    assert_eq!((messages, subject.as_str()), (2, "Cockatiel"));
+    assert_eq!((messages, subject.as_str()), (2, "玄凤鹦鹉 (Cockatiel)"), "the subject carries both names");
 }
 
 #[test]
@@ -63,13 +63,14 @@ fn follow_up_questions_search_the_subject() {
 }
 
 #[test]
-fn without_a_language_model_the_passages_are_the_answer() {
+fn without_a_language_model_the_answer_quotes_cited_sentences() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    let answer = ask(&sandbox, &["怎么分辨虎皮鹦鹉的公母？", "--provider", "none"]);
+    let answer = ask(&sandbox, &["虎皮鹦鹉吃什么？", "--provider", "none"]);
     assert_eq!(answer["provider"], "none");
-    assert!(answer["notice"].as_str().unwrap().contains("No language model"));
-    assert!(answer["answer"].as_str().unwrap().starts_with("[S1] "));
+    assert!(answer["notice"].as_str().unwrap().starts_with("摘录的回答"), "labelled, in the question's language: {}", answer["notice"]);
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.contains("[S1]") && !text.starts_with("[S1] 鹦鹉/"), "sentences with their labels, not raw blocks: {text}");
     assert_eq!(answer["citations"][0]["source"], "鹦鹉/虎皮鹦鹉.md");
     let small_talk = ask(&sandbox, &["你好！", "--provider", "none"]);
     assert_eq!(small_talk["route"]["use_rag"], false);
@@ -84,6 +85,38 @@ fn nothing_relevant_gives_a_refusal_that_names_the_search() {
     assert_eq!(answer["refused"], true, "{answer}");
     assert!(answer["answer"].as_str().unwrap().contains("lattice quantum chromodynamics"));
     assert!(answer["citations"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_question_sharing_only_a_common_word_is_refused_and_the_next_one_is_answered_with_sources() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let penguins = ask(&sandbox, &["What do penguins eat?", "--provider", "none"]);
+    assert_eq!(penguins["refused"], true, "'eat' alone is no evidence: {penguins}");
+    let chat = penguins["chat_id"].to_string();
+    let cockatiels = ask(&sandbox, &["What do cockatiels eat?", "--chat", &chat, "--provider", "none"]);
+    assert_eq!(cockatiels["refused"], false);
+    assert_eq!(cockatiels["citations"][0]["source"], "parrots/cockatiel.md");
+    assert!(cockatiels["answer"].as_str().unwrap().contains("[S1]"));
+    assert_eq!(penguins["retrieval"]["relevance"]["relevant"], false, "the decision is in the trace");
+}
+
+#[test]
+fn auto_never_lets_a_tiny_model_write_the_answer() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let out = sandbox
+        .command(&["ask", "玄凤鹦鹉平时吃什么？", "--provider", "auto", "--json"])
+        .env_remove("KEA_LLM_BASE_URL")
+        .env("KEA_EMBEDDED_MODEL", "smollm2-135m-instruct")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(answer["provider_detail"].as_str().unwrap().contains("routing only"), "{}", answer["provider_detail"]);
+    assert!(answer["notice"].as_str().unwrap().starts_with("摘录的回答"), "{answer}");
+    assert_eq!(answer["citations"][0]["source"], "鹦鹉/玄凤鹦鹉.md");
+    assert!(answer["answer"].as_str().unwrap().contains("[S1]"));
 }
 
 #[test]

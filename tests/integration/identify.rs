@@ -33,7 +33,10 @@ fn a_clear_photo_is_answered_directly() {
     assert_eq!(r["candidates"][0]["zh"], "虎皮鹦鹉");
     assert!(r["candidates"].as_array().unwrap().len() == 3);
     assert_eq!(r["visual_description"], "green");
-    assert!(r["reply"].as_str().unwrap().starts_with("Result: Budgerigar"));
+    let reply = r["reply"].as_str().unwrap();
+    assert!(reply.starts_with("Result: Budgerigar"), "{reply}");
+    assert!(reply.contains("[S1]"), "a confident result quotes the knowledge base: {reply}");
+    assert!(r["evidence"].as_array().unwrap().iter().any(|e| e["source"] == "parrots/budgerigar.md"), "{}", r["evidence"]);
 }
 
 #[test]
@@ -80,6 +83,23 @@ fn the_identified_species_becomes_the_conversation_subject() {
     let follow = sandbox.json(&["ask", "what does it eat?", "--chat", &chat, "--provider", "none", "--json"]);
     assert_eq!(follow["route"]["is_followup"], true);
     assert!(follow["route"]["search_query"].as_str().unwrap().contains("Budgerigar"));
+}
+
+#[test]
+fn a_chinese_identification_is_a_message_and_the_follow_up_searches_the_chinese_name() {
+    let sandbox = indexed();
+    let r = identify(&sandbox, &solid_png(64, [0, 255, 0]), &["--provider", "none", "--lang", "zh"]);
+    let reply = r["reply"].as_str().unwrap();
+    assert!(reply.starts_with("识别结果：虎皮鹦鹉") && reply.contains("[S1]"), "{reply}");
+    let chat = r["chat_id"].to_string();
+    let follow = sandbox.json(&["ask", "它吃什么？", "--chat", &chat, "--provider", "none", "--json"]);
+    assert_eq!(follow["route"]["is_followup"], true);
+    let query = follow["route"]["search_query"].as_str().unwrap();
+    assert!(query.starts_with("虎皮鹦鹉"), "the subject's Chinese name: {query}");
+    assert!(follow["answer"].as_str().unwrap().contains("[S1]"), "{}", follow["answer"]);
+    let db = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
+    let photos: i64 = db.query_row("SELECT COUNT(*) FROM messages WHERE role = 'user' AND content LIKE '📷%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(photos, 1, "the photo is a message of the conversation");
 }
 
 #[test]

@@ -34,7 +34,8 @@ fn trace_shows_every_stage_and_the_missing_reranker_fallback() {
     let sandbox = indexed();
     let out = sandbox.json(&["search", "What do cockatiels eat?", "--trace", "--json"]);
     let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "context"]);
+    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "context", "relevance"]);
+    assert_eq!(out["trace"]["relevance"]["relevant"], true, "{}", out["trace"]["relevance"]);
     let fallbacks = out["trace"]["fallbacks"].to_string();
     assert!(fallbacks.contains("no reranker configured"), "{fallbacks}");
     assert_eq!(out["hits"][0]["source"], "parrots/cockatiel.md");
@@ -49,7 +50,7 @@ fn fixture_reranker_reorders_and_the_filter_applies() {
     let sandbox = indexed();
     let out = sandbox.json(&["--reranker", "fixture-reranker", "search", "cuttlebone mineral block calcium", "--trace", "--json"]);
     let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "rerank", "filter", "context"]);
+    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "rerank", "filter", "context", "relevance"]);
     assert!(!out["trace"]["fallbacks"].to_string().contains("rerank"), "{}", out["trace"]["fallbacks"]);
     let hits = out["hits"].as_array().unwrap();
     assert_eq!(hits[0]["source"], "parrots/budgerigar.md");
@@ -106,5 +107,6 @@ fn golden_set_hybrid_beats_each_retriever_alone() {
 fn species_names_in_chinese_and_english_hit_the_top_3() {
     let sandbox = indexed();
     let results = eval(&sandbox, "species-names.jsonl");
+    assert_eq!(metric(&results, "hybrid+mmr", "queries"), 67.0, "names, Latin names and aliases from front matter");
     assert_eq!(metric(&results, "hybrid+mmr", "hit_3"), 1.0, "every species name finds its documents in the top 3");
 }

@@ -23,6 +23,7 @@ export interface CitationDto {
   heading_path: string;
   page: number | null;
   chunk_id: number;
+  chunk_ids: number[];
 }
 export interface AnswerDto {
   chat_id: number;
@@ -32,7 +33,16 @@ export interface AnswerDto {
   refused: boolean;
   provider: string;
   route: unknown;
-  trace: unknown;
+  trace: RetrievalTrace | null;
+  summaries: { chunk_id: number; summary: string; key_facts: string[] }[];
+}
+/** The retrieval pipeline's trace (Rust `retrieve::Trace`). */
+export interface RetrievalTrace {
+  query: string;
+  stages: { stage: string; ms: number; candidates: [number, number][] }[];
+  fallbacks: string[];
+  total_ms: number;
+  relevance: { relevant: boolean; coverage: number; reason: string } | null;
 }
 export type StreamDto = { type: "token"; text: string } | { type: "stage"; name: string; ms: number | null; detail: unknown };
 export interface IdentificationDto {
@@ -43,6 +53,7 @@ export interface IdentificationDto {
   evidence: CitationDto[];
   decision: { final_name: string; reasoning: string; followup: string } | null;
   reply: string;
+  chat_id: number | null;
 }
 export interface PassageDto {
   chunk_id: number;
@@ -151,8 +162,8 @@ export const api = {
   ask: (question: string, chatId: number | null, onEvent: (e: StreamDto) => void) =>
     invoke<AnswerDto>("ask", { question, chatId, onEvent: streamed(onEvent) }),
   stopGeneration: () => invoke<void>("stop_generation"),
-  identify: (image: { path?: string; bytes?: number[] }, chatId: number | null, onEvent: (e: StreamDto) => void) =>
-    invoke<IdentificationDto>("identify", { ...image, chatId, onEvent: streamed(onEvent) }),
+  identify: (image: { path?: string; bytes?: number[] }, chatId: number | null, lang: string, onEvent: (e: StreamDto) => void) =>
+    invoke<IdentificationDto>("identify", { ...image, chatId, lang, onEvent: streamed(onEvent) }),
   passage: (chunkId: number) => invoke<PassageDto>("passage", { chunkId }),
   conversations: () => invoke<ConversationDto[]>("conversations"),
   conversationMessages: (id: number) => invoke<MessageDto[]>("conversation_messages", { id }),

@@ -2,13 +2,13 @@
 // citations, the "how this was answered" trace, stop, copy, conversations
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
-import { api, type AnswerDto, type CitationDto, type IdentificationDto, type StreamDto } from "./api";
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type RetrievalTrace, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
 import { downloadInto } from "./models";
 
 /** The catalog's image model, offered when none is installed. */
 const IMAGE_MODEL = "clip-vit-b-32-vision";
-import { t } from "./i18n";
+import { language, t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { asCommandError } from "./state";
 
@@ -64,6 +64,22 @@ function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
       list.append(item);
     },
   };
+}
+
+/** The retrieval inspector: every stage's candidates with scores and
+ *  timings, the fallbacks that fired and the relevance decision. */
+function retrievalInspector(trace: RetrievalTrace): HTMLElement {
+  const box = el("div", undefined, "inspector");
+  box.append(el("p", `${t("chat.inspector")} · ${trace.total_ms.toFixed(1)} ms`, "muted"));
+  for (const stage of trace.stages) {
+    const row = el("div", undefined, "stage");
+    const top = stage.candidates.slice(0, 8).map(([id, score]) => `#${id} ${score.toFixed(3)}`).join("  ");
+    row.append(el("strong", stage.stage), el("span", ` ${stage.ms.toFixed(1)} ms `, "muted"), el("code", top));
+    box.append(row);
+  }
+  for (const fallback of trace.fallbacks) box.append(el("p", `↪ ${fallback}`, "muted"));
+  if (trace.relevance) box.append(el("p", `${trace.relevance.relevant ? "✓" : "✗"} ${trace.relevance.reason}`, "relevance"));
+  return box;
 }
 
 function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[], notice: string | null) {
@@ -128,6 +144,11 @@ async function ask(question: string) {
     const isNew = chatId !== answer.chat_id;
     chatId = answer.chat_id;
     renderAnswer(body, answer.answer, answer.citations, answer.notice);
+    for (const s of answer.summaries) {
+      const cited = answer.citations.find((c) => c.chunk_ids.includes(s.chunk_id));
+      if (cited && s.summary) body.append(el("p", `${cited.id} · ${s.summary}`, "summary muted"));
+    }
+    if (answer.trace) trace.box.append(retrievalInspector(answer.trace));
     item.append(copyButton(() => answer.answer), trace.box);
     item.scrollIntoView({ block: "end" });
     if (isNew) void refreshConversations();
@@ -177,9 +198,13 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
   const imageUrl = image.bytes ? URL.createObjectURL(new Blob([image.bytes as BlobPart])) : null;
   setBusy(true);
   try {
-    const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, trace.add);
-    body.replaceChildren(el("p", r.reply, "answer"), identificationCard(r, imageUrl));
+    const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, language(), trace.add);
+    const isNew = chatId !== r.chat_id;
+    chatId = r.chat_id;
+    renderAnswer(body, r.reply, r.evidence, null);
+    body.append(identificationCard(r, imageUrl));
     item.append(trace.box);
+    if (isNew) void refreshConversations();
     item.scrollIntoView({ block: "end" });
   } catch (e) {
     const error = asCommandError(e);

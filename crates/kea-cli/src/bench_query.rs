@@ -105,12 +105,13 @@ pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::
                         byte_end: text.len(),
                         hash: format!("{doc}-{i}"),
                         text,
+                        names: String::new(),
                         embedding: random_unit_vector(&mut rng, model.manifest.dim),
                     }
                 })
                 .collect();
             let file = FileFacts { path: format!("doc-{doc:05}.md"), kind: "markdown".into(), size: 1, mtime_ns: 1 };
-            store.apply(&[DocChange::Replace { file, content_hash: doc.to_string(), title: None, front_matter: "{}".into(), names: String::new(), chunks: new_chunks }])?;
+            store.apply(&[DocChange::Replace { file, content_hash: doc.to_string(), title: None, front_matter: "{}".into(), chunks: new_chunks }])?;
         }
     }
     // Opening builds the usearch index from the stored vectors.

@@ -35,7 +35,7 @@ enum Prepared {
     /// The file disappeared between the scan and the read.
     Vanished,
     Failed(String),
-    Content { content_hash: String, title: Option<String>, front_matter: String, names: String, chunks: Vec<PreparedChunk> },
+    Content { content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<PreparedChunk> },
 }
 
 struct Pending {
@@ -154,7 +154,8 @@ impl Engine {
         let mut prepared: Vec<PreparedChunk> = chunks
             .into_iter()
             .map(|c| {
-                let embedding_text = c.embedding_text(doc.title.as_deref(), &names);
+                let (own, searchable) = names_for_chunk(&names, &c);
+                let embedding_text = c.embedding_text(doc.title.as_deref(), &own);
                 let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
                 PreparedChunk {
                     chunk: NewChunk {
@@ -164,6 +165,7 @@ impl Engine {
                         byte_start: c.range.start,
                         byte_end: c.range.end,
                         text: c.text,
+                        names: searchable,
                         hash,
                         embedding: Vec::new(),
                     },
@@ -183,15 +185,27 @@ impl Engine {
             Err(e) => return Prepared::Failed(format!("store error: {e}")),
         }
         let front_matter = serde_json::to_string(&doc.front_matter).unwrap_or_else(|_| "{}".into());
-        Prepared::Content { content_hash, title: doc.title, front_matter, names: names.join(", "), chunks: prepared }
+        Prepared::Content { content_hash, title: doc.title, front_matter, chunks: prepared }
     }
+}
+
+/// A chunk's names: those written in its own language go into its embedded
+/// text and its full-text entry; the other language's names only into the
+/// document's first chunk's full-text entry, so an alias in either language
+/// finds the document without every chunk competing for the other
+/// language's questions (measured on tests/golden/sample-knowledge.jsonl).
+fn names_for_chunk(names: &[String], chunk: &crate::chunk::Chunk) -> (Vec<String>, String) {
+    let language = crate::retrieve::text_language(&chunk.text);
+    let own: Vec<String> = names.iter().filter(|n| crate::retrieve::text_language(n) == language).cloned().collect();
+    let searchable = if chunk.index == 0 { names.join(", ") } else { own.join(", ") };
+    (own, searchable)
 }
 
 /// Store meta key: how chunks were built (the format and the profile's
 /// name keys); a different value makes the next sync read every document again.
 const CHUNK_FORMAT_KEY: &str = "chunk_format";
 /// Bumped when chunk text, embedding text or full-text tokens change shape.
-const CHUNK_FORMAT: &str = "2:names";
+const CHUNK_FORMAT: &str = "2:names-by-language";
 
 impl Engine {
     /// Re-reads `kea.toml`; a broken file keeps the previous profile and
@@ -286,7 +300,7 @@ impl Run<'_> {
                     done.push((path, 0, 0, 0, Some(message.clone())));
                     changes.push(DocChange::Failed { file: pending.file, message });
                 }
-                Prepared::Content { content_hash, title, front_matter, names, chunks } => {
+                Prepared::Content { content_hash, title, front_matter, chunks } => {
                     let (mut embedded, mut reused) = (0, 0);
                     let chunks: Vec<NewChunk> = chunks
                         .into_iter()
@@ -301,7 +315,7 @@ impl Run<'_> {
                         })
                         .collect();
                     done.push((path, chunks.len(), embedded, reused, None));
-                    changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, names, chunks });
+                    changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, chunks });
                 }
             }
         }

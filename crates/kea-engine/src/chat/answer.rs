@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
 use crate::error::Result;
 use crate::retrieve::{query_language, ContextBlock, Retrieval};
+use super::enhance::PassageSummary;
 use crate::store::StoredMessage;
 
 /// A source the answer cites (or was given), resolved to its chunks.
@@ -186,12 +187,35 @@ fn quote_passages(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval
     }
 }
 
+/// What retrieval found for an answer: the passages and, when the opt-in
+/// summary step ran, their summaries (given to the model with each source).
+pub(super) struct Evidence<'a> {
+    pub retrieval: &'a Retrieval,
+    pub summaries: &'a [PassageSummary],
+}
+
+/// The sources for the prompt: each block, preceded by the summary of its
+/// chunks when there is one.
+fn sources_text(evidence: &Evidence) -> String {
+    let mut text = String::new();
+    for block in &evidence.retrieval.context.blocks {
+        let page = block.page.map(|p| format!(" | p.{p}")).unwrap_or_default();
+        text.push_str(&format!("[{}] {} | {}{page}\n", block.label, block.source, block.heading_path));
+        for s in evidence.summaries.iter().filter(|s| block.chunk_ids.contains(&s.chunk_id) && !s.summary.is_empty()) {
+            text.push_str(&format!("Summary: {}\n", s.summary));
+        }
+        text.push_str(&block.text);
+        text.push_str("\n\n");
+    }
+    text
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn compose(
     llm: &dyn Provider,
     question: &str,
     route: &Route,
-    retrieval: Option<&Retrieval>,
+    evidence: Option<Evidence>,
     history: &[StoredMessage],
     options: &ChatOptions,
     sink: &mut dyn FnMut(ChatEvent),
@@ -206,11 +230,12 @@ pub(super) fn compose(
         chat_id: 0,
         notice: None,
         refused: false,
-        retrieval: retrieval.map(|r| r.trace.clone()),
+        retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
         summaries: Vec::new(),
     };
     let floor = floor_reason(llm);
+    let retrieval = evidence.as_ref().map(|e| e.retrieval);
     let messages = match retrieval {
         Some(r) if !r.relevance.relevant || r.context.blocks.is_empty() => {
             answer.answer = refusal(question, &route.search_query);
@@ -228,7 +253,7 @@ pub(super) fn compose(
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
-        Some(r) => rag_messages(question, &r.context.text, history),
+        Some(_) => rag_messages(question, &sources_text(evidence.as_ref().expect("retrieval comes from evidence")), history),
         None => chat_messages(question, history),
     };
     let mut request = Request::new(messages);
@@ -280,6 +305,19 @@ mod tests {
         assert_eq!(text, "Seeds [S1]. Pellets [S2]. Nuts. See [note] and [S1][S2].");
         let (text, cited) = resolve_markers("Unclosed [S1", &known(&["S1"]));
         assert_eq!((text.as_str(), cited.len()), ("Unclosed [S1", 0));
+    }
+
+    #[test]
+    fn summaries_go_with_their_sources_into_the_prompt() {
+        let block = ContextBlock { label: "S1".into(), source: "a.md".into(), heading_path: "A > Diet".into(), page: Some(2), chunk_ids: vec![7], text: "Seeds.".into() };
+        let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
+        let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };
+        let trace = crate::retrieve::Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None };
+        let relevance = crate::retrieve::Relevance { relevant: true, coverage: 1.0, best_dense: None, best_rerank: None, missing: vec![], reason: String::new() };
+        let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };
+        assert_eq!(sources_text(&Evidence { retrieval: &retrieval, summaries: &[] }), context.text, "no summaries: the context as assembled");
+        let with = sources_text(&Evidence { retrieval: &retrieval, summaries: &[summary] });
+        assert_eq!(with, "[S1] a.md | A > Diet | p.2\nSummary: Eats seeds.\nSeeds.\n\n");
     }
 
     #[test]

@@ -140,7 +140,8 @@ impl Engine {
             }
             _ => Vec::new(),
         };
-        let mut answer = answer::compose(llm, question, &route, retrieval.as_ref(), &history, options, sink, cancelled)?;
+        let evidence = retrieval.as_ref().map(|r| answer::Evidence { retrieval: r, summaries: &summaries });
+        let mut answer = answer::compose(llm, question, &route, evidence, &history, options, sink, cancelled)?;
         answer.summaries = summaries;
         answer.chat_id = chat_id;
         answer.router_fallback = router_fallback;

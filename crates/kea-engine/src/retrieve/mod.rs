@@ -73,7 +73,7 @@ impl Default for RetrievalConfig {
             fusion: Fusion::Weighted,
             dense_weight: 0.6,
             sparse_weight: 0.4,
-            foreign_dense_weight: 0.1,
+            foreign_dense_weight: 0.05,
             cross_lingual: true,
             rrf_k: 60.0,
             mmr: true,

@@ -70,6 +70,9 @@ pub struct NewChunk {
     pub byte_start: usize,
     pub byte_end: usize,
     pub text: String,
+    /// Names of the document (front matter) indexed for full-text search
+    /// with this chunk.
+    pub names: String,
     pub hash: String,
     pub embedding: Vec<f32>,
 }
@@ -78,7 +81,7 @@ pub struct NewChunk {
 #[derive(Debug, Clone)]
 pub enum DocChange {
     /// New content: replaces all chunks of the document.
-    Replace { file: FileFacts, content_hash: String, title: Option<String>, front_matter: String, names: String, chunks: Vec<NewChunk> },
+    Replace { file: FileFacts, content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<NewChunk> },
     /// Same content, new size/mtime (e.g. touched): no chunk changes.
     Touch { file: FileFacts },
     /// The file could not be indexed; its old chunks are dropped.
@@ -262,7 +265,7 @@ impl Store {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         for change in changes {
             match change {
-                DocChange::Replace { file, content_hash, title, front_matter, names, chunks } => {
+                DocChange::Replace { file, content_hash, title, front_matter, chunks } => {
                     let doc_id = upsert_document(&tx, file, Some(content_hash), DocStatus::Indexed, None, title.as_deref(), front_matter, now)?;
                     delta.removed.extend(delete_chunks(&tx, doc_id)?);
                     let mut insert = tx.prepare_cached(
@@ -276,7 +279,7 @@ impl Store {
                         ])?;
                         let id = tx.last_insert_rowid();
                         tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?
-                            .execute(params![id, fts_tokens(&c.heading_path, names, &c.text)])?;
+                            .execute(params![id, fts_tokens(&c.heading_path, &c.names, &c.text)])?;
                         delta.added.push((id as u64, c.embedding.clone()));
                     }
                     tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;

@@ -14,13 +14,14 @@ fn chunk(index: usize, text: &str, value: f32) -> NewChunk {
         byte_start: 0,
         byte_end: text.len(),
         text: text.into(),
+        names: String::new(),
         hash: format!("hash-{text}"),
         embedding: vec![value, 1.0 - value],
     }
 }
 
 fn replace(path: &str, chunks: Vec<NewChunk>) -> DocChange {
-    DocChange::Replace { file: file(path), content_hash: format!("c-{path}"), title: Some("T".into()), front_matter: "{}".into(), names: String::new(), chunks }
+    DocChange::Replace { file: file(path), content_hash: format!("c-{path}"), title: Some("T".into()), front_matter: "{}".into(), chunks }
 }
 
 #[test]
