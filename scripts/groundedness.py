@@ -21,7 +21,9 @@ def words(text):
     return set(re.findall(r"[a-z]{3,}", text.lower())) | set(re.findall(r"[\u4e00-\u9fff]{2}", text))
 
 def sentences(text):
-    return [s.strip() for s in re.split(r"(?<=[.!?。！？])\s*", text) if len(s.strip()) > 3]
+    """Sentences with the citation markers that follow them ("… seeds. [S1]")."""
+    parts = re.findall(r".+?(?:[.!?。！？](?:\s*\[S[\d, S]+\])*|$)", text.replace("\n", " "))
+    return [s.strip() for s in parts if len(s.strip()) > 3]
 
 def cited_text(knowledge, citations):
     """The cited documents' text (md/txt); None when one cannot be read as text."""

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Kea's build needs (WebKitGTK, a C/C++
 # toolchain, cmake and clang for llama.cpp); with --test also what the
-# tests need (Xvfb, xauth, WebKitWebDriver, strace). Idempotent: does nothing when they are all present; skips apt
+# tests need (Xvfb, xauth, WebKitWebDriver, strace, a CJK font so the
+# end-to-end screenshots show Chinese text). Idempotent: does nothing when they are all present; skips apt
 # (with a hint) when not root and something is missing.
 set -euo pipefail
 
 # WebKitGTK for the desktop shell; cmake and clang for llama.cpp (embedded and llama-server).
 packages=(libwebkit2gtk-4.1-dev build-essential pkg-config cmake clang libclang-dev)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(xvfb xauth webkit2gtk-driver strace)
+  packages+=(xvfb xauth webkit2gtk-driver strace fonts-wqy-microhei)
 fi
 missing=()
 for p in "${packages[@]}"; do

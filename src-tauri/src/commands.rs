@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use kea_engine::chat::{ChatOptions, RouterMode};
-use kea_engine::identify::{ClipClassifier, IdentifyOptions};
+use kea_engine::identify::{ClipClassifier, IdentifyOptions, VisionLlmClassifier};
+use kea_engine::settings::PhotoClassifier;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_opener::OpenerExt;
@@ -156,19 +157,25 @@ async fn identify(
 ) -> Result<IdentificationDto, ErrorDto> {
     let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
     let image_model = std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
+    let use_vision_llm = state.settings().models.photo_classifier == PhotoClassifier::VisionLlm;
     blocking(move || {
         let image = match (path, bytes) {
             (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new("io", format!("{path}: {e}")))?,
             (None, Some(bytes)) => bytes,
             (None, None) => return Err(ErrorDto::new("invalid_input", "no image given")),
         };
+        let options = IdentifyOptions { lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()), ..IdentifyOptions::default() };
+        if use_vision_llm {
+            let mut classifier = VisionLlmClassifier::new(Box::new(llm.clone()));
+            let result = engine.identify(&mut classifier, llm.as_ref(), &image, chat_id, &options, &mut forward(&on_event))?;
+            return Ok(IdentificationDto::from(&result));
+        }
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let config = engine.config();
             *slot = Some(ClipClassifier::load(&config.model_paths, &image_model, &config.embed)?);
         }
         let classifier = slot.as_mut().expect("loaded above");
-        let options = IdentifyOptions { lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()), ..IdentifyOptions::default() };
         let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &options, &mut forward(&on_event))?;
         Ok(IdentificationDto::from(&result))
     })
@@ -247,7 +254,11 @@ async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: V
         use kea_engine::eval;
         let items = match golden {
             Some(path) => eval::load_golden(std::path::Path::new(&path))?,
-            None => eval::parse_golden(include_str!("../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?,
+            None => {
+                let mut items = eval::parse_golden(include_str!("../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
+                items.extend(eval::parse_golden(include_str!("../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);
+                items
+            }
         };
         let known = eval::default_configs();
         let mut results = Vec::new();

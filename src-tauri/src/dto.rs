@@ -272,6 +272,8 @@ pub struct EvalDto {
     pub by_lang: serde_json::Value,
     pub misses: serde_json::Value,
     pub ms_per_query: f64,
+    /// Refusal metrics, when the set has unanswerable questions.
+    pub refusal: Option<kea_engine::eval::RefusalMetrics>,
 }
 
 impl From<&EvalResult> for EvalDto {
@@ -282,6 +284,7 @@ impl From<&EvalResult> for EvalDto {
             by_lang: serde_json::to_value(&r.by_lang).unwrap_or_default(),
             misses: serde_json::to_value(&r.misses).unwrap_or_default(),
             ms_per_query: r.ms_per_query,
+            refusal: r.refusal.clone(),
         }
     }
 }
@@ -310,6 +313,7 @@ pub struct SettingsDto {
     pub query_expansion: bool,
     pub language: Option<String>,
     pub theme: Theme,
+    pub photo_classifier: kea_engine::settings::PhotoClassifier,
 }
 
 impl From<&Settings> for SettingsDto {
@@ -333,6 +337,7 @@ impl From<&Settings> for SettingsDto {
             query_expansion: s.enhance.query_expansion,
             language: s.language.clone(),
             theme: s.theme,
+            photo_classifier: s.models.photo_classifier,
         }
     }
 }
@@ -453,6 +458,7 @@ impl SettingsDto {
         next.enhance.query_expansion = self.query_expansion;
         next.language = text(self.language);
         next.theme = self.theme;
+        next.models.photo_classifier = self.photo_classifier;
         next
     }
 }

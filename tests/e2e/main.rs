@@ -100,6 +100,8 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     app.wait_for("#eval-chart svg.chart rect", ANSWER).await;
     let table = app.text("#eval-table").await;
     assert!(table.contains("bm25") && table.contains("hybrid") && table.contains("MRR@10"), "{table}");
+    let refusal = app.text("#eval-refusal").await;
+    assert!(refusal.contains("unanswerable questions"), "the refusal metrics are shown: {refusal}");
     app.shot("evaluation").await;
 
     // Settings: Chinese and dark theme persist in the data dir.
@@ -131,6 +133,46 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
         assert!(shown, "{css} is hidden at 900×600");
     }
     app.shot("window-900x600").await;
+    app.stop().await;
+}
+
+/// A Chinese user with no language model: the UI in Chinese, a photo
+/// identified in Chinese with a cited passage, then the follow-up 「它吃什么？」
+/// answered from the Chinese page with quoted, cited sentences.
+#[tokio::test(flavor = "multi_thread")]
+async fn chinese_photo_then_follow_up_without_a_language_model() {
+    let mut app = App::start("chinese-photo-follow-up", None).await;
+    app.wait_text("#engine-state", INDEXING, |t| t.contains("all-minilm")).await;
+    let chinese = sample_parrots().parent().unwrap().join("鹦鹉");
+    let report = app.invoke("import_files", json!({"paths": [sample_parrots(), chinese]})).await;
+    assert_eq!(report["imported"].as_array().unwrap().len(), 20, "{report}");
+    app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("20 ")).await;
+
+    app.click(r#"[role=tab][data-view="settings"]"#).await;
+    let form = app.wait_for("#settings-form", ANSWER).await;
+    form.find(Locator::Css(r#"select[name="language"] option[value="zh"]"#)).await.unwrap().click().await.unwrap();
+    app.click(r#"#settings-form button[type="submit"]"#).await;
+    app.wait_text(r#"[role=tab][data-view="chat"]"#, ANSWER, |t| t == "对话").await;
+    app.click(r#"[role=tab][data-view="chat"]"#).await;
+
+    let photo = app.root.path().join("green-bird.png");
+    image::RgbImage::from_pixel(64, 64, image::Rgb([0, 255, 0])).save(&photo).unwrap();
+    app.client.find(Locator::Css("#pick-image")).await.unwrap().send_keys(photo.to_str().unwrap()).await.unwrap();
+    app.wait_text(".id-card", ANSWER, |t| t.contains("%")).await;
+    app.wait_for("#send:not([disabled])", ANSWER).await;
+    let reply = app.text(".message.assistant .answer").await;
+    assert!(reply.starts_with("识别结果：虎皮鹦鹉"), "the reply speaks the UI language: {reply}");
+    app.wait_for(r#".message.assistant .answer button.cite[data-cite="S1"]"#, ANSWER).await;
+    app.shot("photo-identified-in-chinese").await;
+
+    app.wait_for("#question", ANSWER).await.send_keys("它吃什么？\u{E007}").await.unwrap();
+    let answers = r#".message.assistant:last-child"#;
+    app.wait_for(&format!("{answers} .answer button.cite[data-cite=\"S1\"]"), ANSWER).await;
+    let notice = app.text(&format!("{answers} .notice")).await;
+    assert!(notice.starts_with("摘录的回答"), "{notice}");
+    let sources = app.text(&format!("{answers} .sources")).await;
+    assert!(sources.contains("鹦鹉/虎皮鹦鹉.md"), "the follow-up searched the Chinese name: {sources}");
+    app.shot("follow-up-answered-from-the-chinese-page").await;
     app.stop().await;
 }
 

@@ -54,3 +54,51 @@ fn engine_and_cli_never_depend_on_tauri() {
     }
     assert!(checked_desktop);
 }
+
+/// The engine's and the LLM layer's code (not comments or unit tests) as
+/// `(file, line number, line)`.
+fn engine_code_lines() -> Vec<(String, usize, String)> {
+    let mut lines = Vec::new();
+    for crate_dir in ["crates/kea-engine/src", "crates/kea-llm/src"] {
+        for entry in walk(&super::util::repo_root().join(crate_dir)) {
+            if entry.extension().is_none_or(|e| e != "rs") || entry.file_name().is_some_and(|n| n == "tests.rs" || n == "testing.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&entry).unwrap();
+            for (n, line) in text.lines().enumerate().take_while(|(_, l)| !l.contains("#[cfg(test)]")) {
+                let code = line.split("//").next().unwrap_or_default().trim();
+                if !code.is_empty() {
+                    lines.push((entry.display().to_string(), n + 1, code.to_string()));
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Architecture Invariant: the engine knows no domain. The kind of thing a
+/// collection labels comes from its kea.toml; no prompt or rule names the
+/// sample collection's animals.
+#[test]
+fn engine_code_and_prompts_name_no_domain() {
+    let words = ["parrot", "鹦鹉", "species", "bird", "cockatiel", "budgie", "macaw"];
+    let offending: Vec<String> = engine_code_lines()
+        .into_iter()
+        .filter(|(_, _, code)| words.iter().any(|w| code.to_lowercase().contains(w)))
+        .map(|(file, n, code)| format!("{file}:{n}: {code}"))
+        .collect();
+    assert!(offending.is_empty(), "domain words in engine code:\n{}", offending.join("\n"));
+}

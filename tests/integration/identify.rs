@@ -98,7 +98,7 @@ fn a_chinese_identification_is_a_message_and_the_follow_up_searches_the_chinese_
     assert!(query.starts_with("虎皮鹦鹉"), "the subject's Chinese name: {query}");
     assert!(follow["answer"].as_str().unwrap().contains("[S1]"), "{}", follow["answer"]);
     let db = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
-    let photos: i64 = db.query_row("SELECT COUNT(*) FROM messages WHERE role = 'user' AND content LIKE '📷%'", [], |r| r.get(0)).unwrap();
+    let photos: i64 = db.query_row("SELECT COUNT(*) FROM messages WHERE role = 'user' AND content = '【照片】'", [], |r| r.get(0)).unwrap();
     assert_eq!(photos, 1, "the photo is a message of the conversation");
 }
 

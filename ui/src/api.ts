@@ -86,6 +86,8 @@ export interface EvalDto {
   by_lang: Record<string, Metrics>;
   misses: { query: string; relevant: string[]; got: string[] }[];
   ms_per_query: number;
+  /** Present when the golden set has unanswerable questions. */
+  refusal: { answerable: number; unanswerable: number; answered: number; refused: number; precision: number; wrong: string[] } | null;
 }
 export type Theme = "system" | "light" | "dark";
 export interface SettingsDto {
@@ -106,6 +108,7 @@ export interface SettingsDto {
   query_expansion: boolean;
   language: "zh" | "en" | null;
   theme: Theme;
+  photo_classifier: "clip" | "vision_llm";
 }
 export type ModelRole = "embedder" | "reranker" | "image" | "llm";
 export interface ModelDto {

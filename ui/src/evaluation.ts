@@ -24,6 +24,24 @@ function showResults(results: EvalDto[]) {
     row.append(el("th", r.name), ...METRICS.map((m) => el("td", r.metrics[m].toFixed(3))), el("td", r.ms_per_query.toFixed(1)));
     table.append(row);
   }
+  const refusal = $("eval-refusal");
+  refusal.replaceChildren();
+  for (const r of results) {
+    if (!r.refusal) continue;
+    const f = r.refusal;
+    const box = document.createElement("details");
+    const line = t("eval.refusal", {
+      name: r.name,
+      refused: (f.refused * 100).toFixed(0),
+      unanswerable: String(f.unanswerable),
+      answered: (f.answered * 100).toFixed(0),
+      answerable: String(f.answerable),
+      precision: (f.precision * 100).toFixed(0),
+    });
+    box.append(el("summary", line));
+    for (const wrong of f.wrong) box.append(el("p", wrong, "muted"));
+    refusal.append(box);
+  }
   const misses = $("eval-misses");
   misses.replaceChildren();
   for (const r of results) {

@@ -37,6 +37,7 @@ function fill(s: SettingsDto) {
   $("api-key-state").hidden = !s.api_key_set;
   field<HTMLSelectElement>("language").value = s.language ?? "";
   field<HTMLSelectElement>("theme").value = s.theme;
+  field<HTMLSelectElement>("photo_classifier").value = s.photo_classifier;
 }
 
 function read(previous: SettingsDto): SettingsDto {
@@ -50,6 +51,7 @@ function read(previous: SettingsDto): SettingsDto {
   else delete next.api_key;
   next.language = (field<HTMLSelectElement>("language").value || null) as SettingsDto["language"];
   next.theme = field<HTMLSelectElement>("theme").value as Theme;
+  next.photo_classifier = field<HTMLSelectElement>("photo_classifier").value as SettingsDto["photo_classifier"];
   return next;
 }
 

@@ -80,6 +80,7 @@ describe("evaluation chart", () => {
     by_lang: {},
     misses: [],
     ms_per_query: 1,
+    refusal: null,
   });
 
   it("lays out one bar per metric and configuration, height proportional to the value", () => {

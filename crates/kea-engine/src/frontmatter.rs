@@ -1,6 +1,7 @@
 //! Front matter: the `---`-fenced `key: value` header at the top of a markdown
 //! or text document (a small YAML subset: scalars, `[a, b]` and `- item` lists).
-//! Species documents use it to declare their names, e.g. `species: 玄凤鹦鹉`.
+//! Labelled documents use it to declare their names, e.g. `zh: 玄凤鹦鹉`
+//! (which keys hold names is the collection profile's choice).
 
 use std::collections::BTreeMap;
 

@@ -32,6 +32,18 @@ pub struct ModelChoices {
     pub llm: Option<String>,
     /// A hub mirror for downloads (`HF_ENDPOINT` wins).
     pub hub_endpoint: Option<String>,
+    /// What identifies photos: the CLIP image model, or the configured
+    /// language model if it sees images (e.g. Ollama's llava or qwen2.5-vl).
+    pub photo_classifier: PhotoClassifier,
+}
+
+/// The classifier behind photo identification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhotoClassifier {
+    #[default]
+    Clip,
+    VisionLlm,
 }
 
 /// Which language model to use.

@@ -141,6 +141,25 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// A shared provider is a provider (the desktop keeps one behind an `Arc`).
+impl<P: Provider + ?Sized> Provider for std::sync::Arc<P> {
+    fn kind(&self) -> ProviderKind {
+        (**self).kind()
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+
+    fn complete(&self, request: &Request, on_token: &mut dyn FnMut(&str), cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
+        (**self).complete(request, on_token, cancelled)
+    }
+
+    fn writes_answers(&self) -> bool {
+        (**self).writes_answers()
+    }
+}
+
 /// Returns the position just before the earliest stop string in `text`.
 pub(crate) fn stop_position(text: &str, stops: &[String]) -> Option<usize> {
     stops.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str())).min()

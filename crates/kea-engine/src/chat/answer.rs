@@ -98,12 +98,13 @@ fn small_talk_reply(question: &str) -> String {
     }
 }
 
-/// Why no model writes this answer, if none does.
-fn floor_reason(llm: &dyn Provider) -> Option<&'static str> {
+/// Why no model writes this answer, if none does, in the question's language.
+fn floor_reason(llm: &dyn Provider, question: &str) -> Option<&'static str> {
+    let zh = query_language(question) == "zh";
     if llm.kind() == ProviderKind::None {
-        Some("no language model is configured")
+        Some(if zh { "没有配置语言模型" } else { "no language model is configured" })
     } else if !llm.writes_answers() {
-        Some("the installed language model is too small to write answers you can trust")
+        Some(if zh { "已安装的语言模型太小，写出的回答不可信" } else { "the installed language model is too small to write answers you can trust" })
     } else {
         None
     }
@@ -234,7 +235,7 @@ pub(super) fn compose(
         router_fallback: None,
         summaries: Vec::new(),
     };
-    let floor = floor_reason(llm);
+    let floor = floor_reason(llm, question);
     let retrieval = evidence.as_ref().map(|e| e.retrieval);
     let messages = match retrieval {
         Some(r) if !r.relevance.relevant || r.context.blocks.is_empty() => {

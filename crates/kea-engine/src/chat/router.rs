@@ -136,7 +136,7 @@ const SMALL_TALK: &[&str] = &[
     "你好", "您好", "谢谢", "多谢", "再见", "早上好", "晚安", "笑话", "你是谁", "哈哈",
 ];
 const FOLLOWUP_ZH: &[&str] = &["它", "它们", "这只", "那只", "这种", "那种", "刚才", "上面"];
-const FOLLOWUP_EN: &[&str] = &["it", "its", "it's", "this one", "that one", "they", "them", "their", "this bird", "that bird"];
+const FOLLOWUP_EN: &[&str] = &["it", "its", "it's", "this one", "that one", "they", "them", "their"];
 
 fn has_word(text: &str, word: &str) -> bool {
     let lower = text.to_lowercase();

@@ -142,9 +142,9 @@ impl Words {
 
     fn photo(&self) -> &'static str {
         if self.zh {
-            "📷（照片）"
+            "【照片】"
         } else {
-            "📷 (photo)"
+            "[Photo]"
         }
     }
 }
@@ -343,7 +343,8 @@ impl Engine {
     /// the reply's language first.
     fn label_passages(&self, labels: &[Label], name: &str, zh: bool, config: &RetrievalConfig) -> Result<Vec<Hit>> {
         let Some(label) = labels.iter().find(|l| l.name() == name) else { return Ok(Vec::new()) };
-        let query = if zh { label.zh.clone().unwrap_or_else(|| name.to_string()) } else { name.to_string() };
+        // What a photo's viewer wants first: how it looks.
+        let query = if zh { format!("{} 外形特征", label.zh.as_deref().unwrap_or(name)) } else { format!("{name} appearance identification") };
         let mut hits: Vec<Hit> = self.retrieve(&query, config)?.hits.into_iter().filter(|h| label.sources.contains(&h.chunk.source)).collect();
         let lang = if zh { "zh" } else { "en" };
         hits.sort_by_key(|h| crate::retrieve::text_language(&h.chunk.text) != lang);
@@ -358,8 +359,11 @@ impl Engine {
         let final_name = result.decision.as_ref().map_or(result.candidates[0].name.as_str(), |d| d.final_name.as_str());
         let label = labels.iter().find(|l| l.name() == final_name).filter(|_| result.in_knowledge_base);
         let id = match chat_id {
-            Some(id) => id,
-            None => store.create_conversation(&label.map_or_else(|| words.photo().to_string(), |l| format!("{} {}", words.photo(), l.name())))?,
+            Some(id) => store.conversation(id)?.ok_or_else(|| crate::error::Error::InvalidInput(format!("no conversation {id}")))?.id,
+            None => {
+                let name = label.map(|l| if words.zh { l.zh.as_deref().unwrap_or(l.name()) } else { l.name() });
+                store.create_conversation(&name.map_or_else(|| words.photo().to_string(), |n| format!("{}{n}", words.photo())))?
+            }
         };
         store.add_message(id, "user", words.photo(), &json!([]), None)?;
         store.add_message(id, "assistant", &result.reply, &serde_json::to_value(&result.evidence).unwrap_or_default(), None)?;
