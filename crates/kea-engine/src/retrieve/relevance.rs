@@ -31,7 +31,7 @@ pub const MIN_COVERAGE_ZH: f32 = 0.15;
 pub const SURE_COVERAGE_ZH: f32 = 0.75;
 /// Cosine similarity a passage in the other language must reach to count
 /// (multilingual embedders only).
-pub const MIN_CROSS_LINGUAL_DENSE: f32 = 0.82;
+pub const MIN_CROSS_LINGUAL_DENSE: f32 = 0.85;
 
 /// The relevance decision and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
