@@ -353,7 +353,7 @@ fn read_config(path: &std::path::Path) -> anyhow::Result<RetrievalConfig> {
         // An empty file (e.g. /dev/null) is the default configuration.
         return Ok(RetrievalConfig::default());
     }
-    serde_json::from_str(&text).with_context(|| format!("{} is not a retrieval config", path.display()))
+    RetrievalConfig::from_json_strict(&text).with_context(|| format!("{} is not a retrieval config", path.display()))
 }
 
 fn parse_named_config(spec: &str) -> anyhow::Result<(String, RetrievalConfig)> {

@@ -278,4 +278,22 @@ mod tests {
         assert_eq!(partial.theme, Theme::Light);
         assert!(!partial.retrieval.rerank);
     }
+
+    /// Regression: a retired retrieval key made the whole file unreadable,
+    /// the app ran on defaults, and the next save dropped the API key.
+    #[test]
+    fn an_old_file_with_retired_keys_still_loads_and_keeps_the_api_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let old = r#"{"llm": {"provider": "openai", "base_url": "https://api.example.com/v1", "api_key": "sk-kept", "retired": 1},
+            "retrieval": {"rerank": false, "bm25_boost": 2.0}, "enhance": {"old_flag": true}, "models": {"legacy": "x"},
+            "window": {"width": 900}, "theme": "dark"}"#;
+        std::fs::write(tmp.path().join(Settings::FILE_NAME), old).unwrap();
+        let (settings, problem) = Settings::load_or_default(tmp.path());
+        assert_eq!(problem, None);
+        assert_eq!(settings.llm.api_key.as_deref(), Some("sk-kept"));
+        assert_eq!((settings.theme, settings.retrieval.rerank), (Theme::Dark, false));
+        settings.save(&tmp.path().join(Settings::FILE_NAME)).unwrap();
+        let (again, _) = Settings::load_or_default(tmp.path());
+        assert_eq!(again.llm.api_key.as_deref(), Some("sk-kept"), "a save keeps the key");
+    }
 }

@@ -30,9 +30,11 @@ pub enum Fusion {
     Rrf,
 }
 
-/// Every knob of the pipeline; a JSON file may give any subset.
+/// Every knob of the pipeline; a JSON file may give any subset. Inside the
+/// settings file unknown keys (retired knobs) are ignored; a config file the
+/// user writes by hand is read with [`RetrievalConfig::from_json_strict`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct RetrievalConfig {
     pub dense: bool,
     pub sparse: bool,
@@ -92,6 +94,18 @@ impl Default for RetrievalConfig {
 }
 
 impl RetrievalConfig {
+    /// Reads a hand-written config: any subset of the keys; an unknown key
+    /// (a typo) is an error naming it.
+    pub fn from_json_strict(text: &str) -> Result<RetrievalConfig> {
+        let given: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("not a retrieval config: {e}")))?;
+        let known = serde_json::to_value(RetrievalConfig::default()).unwrap_or_default();
+        if let Some(key) = given.keys().find(|k| known.get(k.as_str()).is_none()) {
+            return Err(Error::InvalidInput(format!("unknown retrieval setting '{key}'")));
+        }
+        serde_json::from_value(serde_json::Value::Object(given)).map_err(|e| Error::InvalidInput(format!("not a retrieval config: {e}")))
+    }
+
     /// Dense retrieval alone, in similarity order.
     pub fn dense_only(top_k: usize) -> Self {
         RetrievalConfig { sparse: false, mmr: false, rerank: false, filter: false, top_k, ..Default::default() }
@@ -463,6 +477,10 @@ mod tests {
     fn partial_config_files_fill_in_defaults() {
         let config: RetrievalConfig = serde_json::from_str(r#"{"rerank": false, "fusion": "rrf"}"#).unwrap();
         assert_eq!((config.rerank, config.fusion, config.coarse_k), (false, Fusion::Rrf, 50));
-        assert!(serde_json::from_str::<RetrievalConfig>(r#"{"rerankk": false}"#).is_err(), "typos are errors");
+        let typo = RetrievalConfig::from_json_strict(r#"{"rerankk": false}"#).unwrap_err().to_string();
+        assert!(typo.contains("rerankk"), "typos in a hand-written config are errors: {typo}");
+        assert_eq!(RetrievalConfig::from_json_strict(r#"{"mmr": false}"#).unwrap().mmr, false);
+        let retired: RetrievalConfig = serde_json::from_str(r#"{"retired_knob": 3, "top_k": 4}"#).unwrap();
+        assert_eq!(retired.top_k, 4, "inside the settings file a retired key is ignored");
     }
 }
