@@ -110,3 +110,20 @@ fn species_names_in_chinese_and_english_hit_the_top_3() {
     assert_eq!(metric(&results, "hybrid+mmr", "queries"), 67.0, "names, Latin names and aliases from front matter");
     assert_eq!(metric(&results, "hybrid+mmr", "hit_3"), 1.0, "every species name finds its documents in the top 3");
 }
+
+/// The engine holds its vector index through one seam: the exact in-RAM
+/// index (rebuilt from the store at start) finds what usearch finds.
+#[test]
+fn the_exact_vector_index_agrees_with_usearch() {
+    let sandbox = indexed();
+    for query in ["What do cockatiels eat?", "How long do African grey parrots live?", "toxic foods for birds"] {
+        let top = |backend: &str| -> Vec<String> {
+            let hits = sandbox.json(&["--vector-index", backend, "search", query, "--mode", "dense", "--top-k", "3", "--json"]);
+            hits.as_array().unwrap().iter().map(|h| format!("{}#{}", h["source"], h["chunk_id"])).collect()
+        };
+        assert_eq!(top("exact")[0], top("usearch")[0], "{query}");
+    }
+    let after = sandbox.json(&["--vector-index", "exact", "index", "--json"]);
+    assert_eq!(after["errors"].as_array().map_or(0, Vec::len), 0, "{after}");
+    assert!(!sandbox.search("What do cockatiels eat?", 3).is_empty(), "usearch reopens after an exact-index run");
+}

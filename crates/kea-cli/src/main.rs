@@ -55,8 +55,17 @@ struct Cli {
     /// The cross-encoder reranker model id (also $KEA_RERANKER); none skips reranking.
     #[arg(long, global = true, value_name = "ID", env = "KEA_RERANKER")]
     reranker: Option<String>,
+    /// The vector index behind dense search: usearch (HNSW, saved) or exact (in RAM, rebuilt at start).
+    #[arg(long, global = true, value_enum, default_value = "usearch", env = "KEA_VECTOR_INDEX")]
+    vector_index: VectorIndexArg,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum VectorIndexArg {
+    Usearch,
+    Exact,
 }
 
 #[derive(Subcommand)]
@@ -211,6 +220,10 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
         config.use_model(model);
     }
     config.reembed = cli.reembed;
+    config.vector_backend = match cli.vector_index {
+        VectorIndexArg::Usearch => kea_engine::vectors::VectorBackend::Usearch,
+        VectorIndexArg::Exact => kea_engine::vectors::VectorBackend::Exact,
+    };
     if let Some(reranker) = &cli.reranker {
         config.reranker_id = Some(reranker.clone()).filter(|r| !r.is_empty());
     }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::rerank::{OnnxReranker, Reranker};
 use crate::store::{DocRecord, Store};
-use crate::vectors::{UsearchIndex, VectorIndex, VectorStamp};
+use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
 
 /// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
 #[derive(Debug, Clone)]
@@ -37,6 +37,8 @@ pub struct EngineConfig {
     pub embed: EmbedOptions,
     /// Larger files are recorded as errors, not read.
     pub max_file_bytes: u64,
+    /// Which vector index backs dense search.
+    pub vector_backend: VectorBackend,
 }
 
 impl EngineConfig {
@@ -54,6 +56,7 @@ impl EngineConfig {
             chunking: ChunkConfig::default(),
             embed: EmbedOptions::default(),
             max_file_bytes: 100 * 1024 * 1024,
+            vector_backend: VectorBackend::default(),
         }
     }
 
@@ -106,7 +109,7 @@ pub struct ReembedCost {
 pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) store: Mutex<Store>,
-    pub(crate) vectors: RwLock<UsearchIndex>,
+    pub(crate) vectors: RwLock<Box<dyn VectorIndex>>,
     embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// A second, single-threaded instance of the same model for queries, so a
     /// query never waits behind an ingest batch (the watcher may be indexing).
@@ -167,7 +170,8 @@ impl Engine {
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (config.model_id.clone(), 384));
         let stamp = VectorStamp { generation: store.generation()?, count: store.chunk_count()?, model_id, dim };
         let path = config.data_dir.join(VECTORS_FILE);
-        let (vectors, rebuilt) = match UsearchIndex::load_if_current(&path, &stamp) {
+        let backend = config.vector_backend;
+        let (vectors, rebuilt) = match backend.load_if_current(&path, &stamp) {
             Some(index) => (index, false),
             None => {
                 let mut all = Vec::with_capacity(stamp.count);
@@ -175,7 +179,7 @@ impl Engine {
                     all.push((id, v.to_vec()));
                     Ok(())
                 })?;
-                let index = UsearchIndex::build(dim, &all)?;
+                let index = backend.build(dim, &all)?;
                 index.save(&path, &stamp)?;
                 (index, true)
             }
@@ -238,7 +242,7 @@ impl Engine {
             if recorded != Some((model.model_id().to_string(), model.dim())) {
                 // A remote or hub model (dimension unknown at open), or an allowed switch.
                 store.switch_model(model.model_id(), model.dim())?;
-                *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = UsearchIndex::new(model.dim())?;
+                *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = self.config.vector_backend.empty(model.dim())?;
             }
             *slot = Some(model);
         }

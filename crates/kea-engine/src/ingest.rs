@@ -16,7 +16,6 @@ use crate::extract::extract;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 use crate::scan::{scan, DiskFile};
 use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk};
-use crate::vectors::VectorIndex;
 
 /// New chunks gathered before a batch is embedded and committed.
 const FLUSH_CHUNKS: usize = 64;

@@ -1,7 +1,10 @@
-//! The vector index. [`VectorIndex`] is the seam; [`UsearchIndex`] is the
-//! persisted HNSW index (cosine, f32), [`FlatIndex`] an exact in-RAM one used
-//! as the reference in tests. SQLite stays the source of truth: a usearch
-//! file is trusted only when its [`VectorStamp`] matches the store.
+//! The vector index. [`VectorIndex`] is the seam the engine holds (as a
+//! `Box<dyn VectorIndex>`, chosen by [`VectorBackend`]); [`UsearchIndex`] is
+//! the persisted HNSW index (cosine, f32), [`FlatIndex`] an exact in-RAM one,
+//! the reference in tests. Every implementation passes the same conformance
+//! suite (see the tests). SQLite stays the source of truth: a saved index is
+//! trusted only when its [`VectorStamp`] matches the store, else it is
+//! rebuilt from the store's vectors.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,52 @@ pub trait VectorIndex: Send + Sync {
     fn remove(&mut self, id: u64) -> Result<()>;
     /// The `k` nearest ids with cosine similarity, best first.
     fn search(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>>;
+    /// The dimension every vector must have.
+    fn dim(&self) -> usize;
+    /// Persists the index with the store state it reflects; a backend that
+    /// keeps nothing on disk does nothing (it is rebuilt from the store).
+    fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()>;
+}
+
+/// Which vector index the engine keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorBackend {
+    /// usearch HNSW, saved beside the store.
+    #[default]
+    Usearch,
+    /// Exact search in RAM, rebuilt from the store at every open.
+    Exact,
+}
+
+impl VectorBackend {
+    /// An empty index of `dim` dimensions.
+    pub fn empty(self, dim: usize) -> Result<Box<dyn VectorIndex>> {
+        Ok(match self {
+            VectorBackend::Usearch => Box::new(UsearchIndex::new(dim)?),
+            VectorBackend::Exact => Box::new(FlatIndex::new(dim)),
+        })
+    }
+
+    /// An index holding `vectors`.
+    pub fn build(self, dim: usize, vectors: &[(u64, Vec<f32>)]) -> Result<Box<dyn VectorIndex>> {
+        match self {
+            VectorBackend::Usearch => Ok(Box::new(UsearchIndex::build(dim, vectors)?)),
+            VectorBackend::Exact => {
+                let mut index = FlatIndex::new(dim);
+                vectors.iter().try_for_each(|(id, v)| index.upsert(*id, v))?;
+                Ok(Box::new(index))
+            }
+        }
+    }
+
+    /// The saved index at `path` if it matches `stamp` (`None`: rebuild).
+    pub fn load_if_current(self, path: &Path, stamp: &VectorStamp) -> Option<Box<dyn VectorIndex>> {
+        match self {
+            VectorBackend::Usearch => UsearchIndex::load_if_current(path, stamp).map(|i| Box::new(i) as Box<dyn VectorIndex>),
+            VectorBackend::Exact => None,
+        }
+    }
 }
 
 /// What a saved usearch file was built from; written beside it.
@@ -77,16 +126,12 @@ impl UsearchIndex {
         Ok(index)
     }
 
-    pub fn dim(&self) -> usize {
-        self.dim
-    }
-
     fn stamp_path(path: &Path) -> PathBuf {
         path.with_extension("stamp.json")
     }
 
     /// Saves atomically (temp file + rename), then the stamp.
-    pub fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
+    fn save_to(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
         let tmp = path.with_extension("usearch.tmp");
         let tmp_str = tmp.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", tmp.display())))?;
         self.index.save(tmp_str).map_err(index_error)?;
@@ -148,12 +193,26 @@ impl VectorIndex for UsearchIndex {
         let matches = self.index.search(query, k).map_err(index_error)?;
         Ok(matches.keys.into_iter().zip(matches.distances).map(|(id, d)| (id, 1.0 - d)).collect())
     }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
+        self.save_to(path, stamp)
+    }
 }
 
 /// Exact brute-force search over vectors held in a map.
-#[derive(Default)]
 pub struct FlatIndex {
     vectors: HashMap<u64, Vec<f32>>,
+    dim: usize,
+}
+
+impl FlatIndex {
+    pub fn new(dim: usize) -> FlatIndex {
+        FlatIndex { vectors: HashMap::new(), dim }
+    }
 }
 
 impl VectorIndex for FlatIndex {
@@ -166,6 +225,9 @@ impl VectorIndex for FlatIndex {
     }
 
     fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
+        if vector.len() != self.dim {
+            return Err(Error::VectorIndex(format!("vector has {} dimensions, index has {}", vector.len(), self.dim)));
+        }
         self.vectors.insert(id, vector.to_vec());
         Ok(())
     }
@@ -180,6 +242,14 @@ impl VectorIndex for FlatIndex {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         Ok(scored)
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn save(&self, _: &Path, _: &VectorStamp) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -228,11 +298,47 @@ mod tests {
             .collect()
     }
 
+    /// The conformance suite every [`VectorBackend`] passes.
+    fn conformance(backend: VectorBackend) {
+        let data = vectors(40, 8, 11);
+        let mut index = backend.empty(8).unwrap();
+        assert!(index.is_empty() && index.dim() == 8);
+        assert!(index.search(&data[0], 5).unwrap().is_empty(), "{backend:?}: an empty index finds nothing");
+        for (i, v) in data.iter().enumerate() {
+            index.upsert(i as u64 + 1, v).unwrap();
+        }
+        assert_eq!(index.len(), 40);
+        let hits = index.search(&data[6], 3).unwrap();
+        assert_eq!(hits[0].0, 7, "{backend:?}: a stored vector is its own nearest neighbour");
+        assert!((hits[0].1 - 1.0).abs() < 1e-4 && hits.windows(2).all(|w| w[0].1 >= w[1].1), "{backend:?}: {hits:?}");
+        index.upsert(7, &data[0]).unwrap();
+        assert_eq!(index.len(), 40, "{backend:?}: upsert replaces");
+        assert_eq!(index.search(&data[6], 1).unwrap()[0].0 == 7, false, "{backend:?}: the old vector is gone");
+        index.remove(7).unwrap();
+        assert!(!index.contains(7) && index.len() == 39);
+        assert!(index.upsert(99, &[1.0; 3]).is_err(), "{backend:?}: a wrong dimension is refused");
+        let pairs: Vec<(u64, Vec<f32>)> = data.iter().cloned().enumerate().map(|(i, v)| (i as u64 + 1, v)).collect();
+        let built = backend.build(8, &pairs).unwrap();
+        assert_eq!((built.len(), built.search(&data[3], 1).unwrap()[0].0), (40, 4), "{backend:?}: build");
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = VectorStamp { generation: 1, count: 40, model_id: "m".into(), dim: 8 };
+        built.save(&dir.path().join("vectors.idx"), &stamp).unwrap();
+        if let Some(loaded) = backend.load_if_current(&dir.path().join("vectors.idx"), &stamp) {
+            assert_eq!(loaded.len(), 40, "{backend:?}: what loads is what was saved");
+        }
+    }
+
+    #[test]
+    fn every_backend_passes_the_conformance_suite() {
+        conformance(VectorBackend::Usearch);
+        conformance(VectorBackend::Exact);
+    }
+
     #[test]
     fn usearch_agrees_with_exact_search() {
         let data = vectors(500, 32, 7);
         let mut usearch = UsearchIndex::new(32).unwrap();
-        let mut flat = FlatIndex::default();
+        let mut flat = FlatIndex::new(32);
         for (i, v) in data.iter().enumerate() {
             usearch.upsert(i as u64 + 1, v).unwrap();
             flat.upsert(i as u64 + 1, v).unwrap();
@@ -268,7 +374,7 @@ mod tests {
         let pairs: Vec<(u64, Vec<f32>)> = data.into_iter().enumerate().map(|(i, v)| (i as u64, v)).collect();
         let index = UsearchIndex::build(8, &pairs).unwrap();
         let stamp = VectorStamp { generation: 3, count: 10, model_id: "m".into(), dim: 8 };
-        index.save(&path, &stamp).unwrap();
+        index.save_to(&path, &stamp).unwrap();
         assert_eq!(UsearchIndex::load_if_current(&path, &stamp).unwrap().len(), 10);
         let newer = VectorStamp { generation: 4, ..stamp.clone() };
         assert!(UsearchIndex::load_if_current(&path, &newer).is_none());

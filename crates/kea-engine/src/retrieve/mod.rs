@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::store::ChunkRow;
-use crate::vectors::VectorIndex;
 pub use context::{Context, ContextBlock};
 pub use relevance::Relevance;
 
