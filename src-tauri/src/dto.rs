@@ -2,9 +2,9 @@
 //! each converts from an engine type and nothing else.
 
 use kea_engine::chat::{ChatAnswer, ChatEvent, Citation};
+use kea_engine::eval::EvalResult;
 use kea_engine::identify::Identification;
 use kea_engine::import::ImportReport;
-use kea_engine::eval::EvalResult;
 use kea_engine::settings::{LlmPreferences, Settings, Theme};
 use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
 use kea_engine::{Error, IndexEvent, Status, SyncReport};
@@ -100,12 +100,9 @@ impl ProgressDto {
     pub fn from_event(event: &IndexEvent) -> Option<Self> {
         Some(match event {
             IndexEvent::Started { files_to_index, .. } => ProgressDto::Started { files_to_index: *files_to_index },
-            IndexEvent::FileDone { path, error, files_done, files_total, .. } => ProgressDto::FileDone {
-                path: path.clone(),
-                error: error.clone(),
-                files_done: *files_done,
-                files_total: *files_total,
-            },
+            IndexEvent::FileDone { path, error, files_done, files_total, .. } => {
+                ProgressDto::FileDone { path: path.clone(), error: error.clone(), files_done: *files_done, files_total: *files_total }
+            }
             IndexEvent::Finished { report } => Self::finished(report),
             IndexEvent::ChunksEmbedded { .. } | IndexEvent::Removed { .. } => return None,
         })
@@ -129,7 +126,14 @@ pub struct CitationDto {
 
 impl From<&Citation> for CitationDto {
     fn from(c: &Citation) -> Self {
-        CitationDto { id: c.id.clone(), source: c.source.clone(), heading_path: c.heading_path.clone(), page: c.page, chunk_id: c.chunk_id, chunk_ids: c.chunk_ids.clone() }
+        CitationDto {
+            id: c.id.clone(),
+            source: c.source.clone(),
+            heading_path: c.heading_path.clone(),
+            page: c.page,
+            chunk_id: c.chunk_id,
+            chunk_ids: c.chunk_ids.clone(),
+        }
     }
 }
 

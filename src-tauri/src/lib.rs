@@ -84,10 +84,8 @@ impl AppState {
 fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
     let state = app.state::<AppState>();
     let settings = state.settings().llm_settings(model_dirs);
-    let choice = kea_llm::auto_select(&settings).unwrap_or_else(|e| kea_llm::LlmChoice {
-        provider: Box::new(kea_llm::select::NoProvider),
-        reason: format!("no language model: {e}"),
-    });
+    let choice = kea_llm::auto_select(&settings)
+        .unwrap_or_else(|e| kea_llm::LlmChoice { provider: Box::new(kea_llm::select::NoProvider), reason: format!("no language model: {e}") });
     let info = serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason});
     *state.llm.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::from(choice.provider));
     *state.llm_info.write().unwrap_or_else(|p| p.into_inner()) = info.clone();

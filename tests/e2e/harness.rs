@@ -60,6 +60,9 @@ impl App {
     }
 
     /// Like [`App::start`], with extra environment for the app (an empty value unsets).
+    // The guard is held on purpose for the app's whole life (one window on
+    // the display at a time); each test runs on its own runtime and thread.
+    #[allow(clippy::await_holding_lock)]
     pub async fn start_with(name: &str, llm_url: Option<&str>, env: &[(&str, String)]) -> App {
         assert!(std::env::var_os("DISPLAY").is_some(), "no display: run under xvfb-run (make test does)");
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -94,7 +97,10 @@ impl App {
         })
         .await
         .expect("a WebDriver session with the app");
-        let shots = std::env::var_os("KEA_E2E_ARTIFACTS").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots")).join(name);
+        let shots = std::env::var_os("KEA_E2E_ARTIFACTS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots"))
+            .join(name);
         let _ = std::fs::remove_dir_all(&shots);
         std::fs::create_dir_all(&shots).unwrap();
         let app = App { _turn: turn, client, driver, root, shots, step: 0, launched };

@@ -186,7 +186,10 @@ async fn markup_in_documents_and_answers_never_runs_in_the_webview() {
     let answer = format!("Here is what the notes say [S1].\n\n{}", payloads.join("\n\n"));
     let llm = scripted(vec![router_says_retrieve("hostile notes"), sse_stream(&answer)]);
     let mut app = App::start("xss", Some(&format!("{}/v1", llm.url))).await;
-    app.client.execute("window.__xssFired = []; window.__xss = (n) => window.__xssFired.push(n); window.alert = (m) => window.__xssFired.push('alert:' + m);", vec![]).await.unwrap();
+    app.client
+        .execute("window.__xssFired = []; window.__xss = (n) => window.__xssFired.push(n); window.alert = (m) => window.__xssFired.push('alert:' + m);", vec![])
+        .await
+        .unwrap();
 
     let source = app.root.path().join("hostile notes.md");
     std::fs::write(&source, format!("# Hostile notes\n\n{}\n", payloads.join("\n\n"))).unwrap();

@@ -62,7 +62,9 @@ async fn a_photo_without_an_image_model_offers_the_download_and_the_models_page_
 
     // The default image model, now installed, is the one in use.
     app.wait_text(&format!("{row} .model-actions"), WAIT, |t| t.contains("In use")).await;
-    for (folder, file) in [("clip-vit-b-32-vision", "preprocessor_config.json"), ("clip-vit-b-32-text", "tokenizer.json"), ("clip-vit-b-32-vision", "kea-model.json")] {
+    for (folder, file) in
+        [("clip-vit-b-32-vision", "preprocessor_config.json"), ("clip-vit-b-32-text", "tokenizer.json"), ("clip-vit-b-32-vision", "kea-model.json")]
+    {
         assert!(models.path().join(folder).join(file).is_file(), "{folder}/{file} installed");
     }
     assert!(hub.log().iter().any(|r| r.starts_with("GET /Qdrant/clip-ViT-B-32-text/resolve/main/tokenizer.json")), "{:?}", hub.log());

@@ -16,8 +16,7 @@ fn engine_and_cli_never_depend_on_tauri() {
         .unwrap();
     assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
     let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: HashMap<&str, &str> =
-        meta["packages"].as_array().unwrap().iter().map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap())).collect();
+    let names: HashMap<&str, &str> = meta["packages"].as_array().unwrap().iter().map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap())).collect();
     let deps: HashMap<&str, Vec<&str>> = meta["resolve"]["nodes"]
         .as_array()
         .unwrap()

@@ -48,7 +48,13 @@ fn top_source(sandbox: &Sandbox, query: &str) -> String {
 #[test]
 fn names_from_front_matter_find_their_documents() {
     let sandbox = mushrooms();
-    for (query, expected) in [("Cantharellus cibarius", "chanterelle"), ("Girolle", "chanterelle"), ("Amanita phalloides", "death-cap"), ("毒伞", "death-cap"), ("杏黄菌", "chanterelle")] {
+    for (query, expected) in [
+        ("Cantharellus cibarius", "chanterelle"),
+        ("Girolle", "chanterelle"),
+        ("Amanita phalloides", "death-cap"),
+        ("毒伞", "death-cap"),
+        ("杏黄菌", "chanterelle"),
+    ] {
         let top = top_source(&sandbox, query);
         assert!(top.contains(expected) || (expected == "chanterelle" && top.contains("鸡油菌")), "{query} → {top}");
     }

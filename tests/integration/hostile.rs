@@ -62,7 +62,10 @@ fn write_hostile(dir: &Path, outside: &Path) -> usize {
     files.push(("docx/not-a-zip.docx".into(), b"this is plain text pretending to be a docx".to_vec()));
     files.push(("docx/truncated.docx".into(), docx[..docx.len() / 2].to_vec()));
     files.push(("docx/empty.docx".into(), Vec::new()));
-    files.push(("docx/deep-nesting.docx".into(), docx_with(format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000)).as_bytes(), zip::CompressionMethod::Deflated)));
+    files.push((
+        "docx/deep-nesting.docx".into(),
+        docx_with(format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000)).as_bytes(), zip::CompressionMethod::Deflated),
+    ));
     files.push(("docx/entity-expansion.docx".into(), docx_with(br#"<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><w:document><w:t>&c;&c;&c;</w:t></w:document>"#, zip::CompressionMethod::Deflated)));
     // Text: binary, invalid UTF-8, UTF-16 with and without BOM, NULs, control characters, huge lines.
     files.push(("text/binary.md".into(), pseudo_random(20_000, 3)));
@@ -84,7 +87,16 @@ fn write_hostile(dir: &Path, outside: &Path) -> usize {
     files.push(("text/rtl-and-zero-width.md".into(), "# \u{202e}txt.exe\n\n\u{200b}\u{200b}zero\u{feff}width\n".as_bytes().to_vec()));
     files.push(("text/fenced-forever.md".into(), format!("# Code\n\n```\n{}", "let x = 1;\n".repeat(10_000)).into_bytes()));
     // Names: spaces, emoji, Chinese, leading dashes, very long, dots.
-    for name in ["names/with spaces.md", "names/🦜 emoji.md", "names/鹦鹉笔记.md", "names/-leading-dash.md", "names/--help.md", "names/...dots.md", "names/semi;colon&amp.md", "names/quote'\"s.md"] {
+    for name in [
+        "names/with spaces.md",
+        "names/🦜 emoji.md",
+        "names/鹦鹉笔记.md",
+        "names/-leading-dash.md",
+        "names/--help.md",
+        "names/...dots.md",
+        "names/semi;colon&amp.md",
+        "names/quote'\"s.md",
+    ] {
         files.push((name.into(), format!("# {name}\n\nA note about parrots named {name}.\n").into_bytes()));
     }
     files.push((format!("names/{}.md", "long".repeat(60)), b"# Long name\n\ntext\n".to_vec()));

@@ -139,7 +139,8 @@ fn a_vision_llm_can_classify_instead_of_clip() {
     let server = kea_llm::testing::scripted(vec![kea_llm::testing::sse_stream(&answer.to_string())]);
     let sandbox = indexed();
     let base = format!("{}/v1", server.url);
-    let r = identify(&sandbox, &solid_png(32, [128, 128, 128]), &["--classifier", "vision-llm", "--provider", "openai", "--base-url", &base, "--model", "vision"]);
+    let r =
+        identify(&sandbox, &solid_png(32, [128, 128, 128]), &["--classifier", "vision-llm", "--provider", "openai", "--base-url", &base, "--model", "vision"]);
     assert_eq!(r["candidates"][0]["name"], "Cockatiel", "names are matched back to labels");
     assert_eq!(r["level"], "High");
     assert_eq!(r["visual_description"], "grey body, yellow crest, orange cheek patch");

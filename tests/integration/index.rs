@@ -97,8 +97,7 @@ fn deletes_and_renames_are_reflected_without_reembedding() {
     std::fs::remove_file(sandbox.path("parrots/quaker-parrot.md")).unwrap();
     let deleted = sandbox.index();
     assert_eq!(count(&deleted, "documents"), count(&first, "documents") - 1);
-    let sources: Vec<String> =
-        sandbox.search("Which parrot builds stick nests?", 5).iter().map(|h| h["source"].as_str().unwrap().to_string()).collect();
+    let sources: Vec<String> = sandbox.search("Which parrot builds stick nests?", 5).iter().map(|h| h["source"].as_str().unwrap().to_string()).collect();
     assert!(!sources.iter().any(|s| s.contains("quaker")), "deleted file still answers: {sources:?}");
     assert_eq!(sandbox.status()["integrity_problems"], serde_json::json!([]));
 }
@@ -113,12 +112,8 @@ fn truncated_pdf_and_binary_markdown_are_reported_and_the_rest_indexed() {
     std::fs::write(sandbox.path("empty.txt"), b"").unwrap();
 
     let report = sandbox.index();
-    let errors: Vec<(String, String)> = report["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["path"].as_str().unwrap().to_string(), e["message"].as_str().unwrap().to_string()))
-        .collect();
+    let errors: Vec<(String, String)> =
+        report["errors"].as_array().unwrap().iter().map(|e| (e["path"].as_str().unwrap().to_string(), e["message"].as_str().unwrap().to_string())).collect();
     let error_paths: Vec<&str> = errors.iter().map(|e| e.0.as_str()).collect();
     assert!(error_paths.contains(&"guides/truncated.pdf"), "{errors:?}");
     assert!(error_paths.contains(&"binary.md"), "{errors:?}");

@@ -55,8 +55,7 @@ impl Sandbox {
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
         assert!(out.status.success(), "kea {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("kea {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("kea {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
     }
 
     pub fn index(&self) -> Value {
@@ -216,6 +215,8 @@ pub fn docx_with(document_xml: &[u8], method: zip::CompressionMethod) -> Vec<u8>
 /// A valid .docx with one paragraph per entry of `paragraphs`.
 pub fn paragraph_docx(text: &str) -> Vec<u8> {
     let paragraphs: String = text.split("\n\n").map(|p| format!("<w:p><w:r><w:t>{p}</w:t></w:r></w:p>")).collect();
-    let xml = format!(r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{paragraphs}</w:body></w:document>"#);
+    let xml = format!(
+        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{paragraphs}</w:body></w:document>"#
+    );
     docx_with(xml.as_bytes(), zip::CompressionMethod::Deflated)
 }

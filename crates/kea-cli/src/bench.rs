@@ -8,10 +8,10 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Subcommand;
 
-#[path = "bench_query.rs"]
-mod query_bench;
 #[path = "bench_peer.rs"]
 mod peer_bench;
+#[path = "bench_query.rs"]
+mod query_bench;
 #[path = "bench_storm.rs"]
 mod storm_bench;
 use kea_engine::chunk::chunk_document;
@@ -72,7 +72,12 @@ pub enum BenchCommand {
     },
 }
 
-pub fn run(command: &BenchCommand, paths: Option<ModelPaths>, model: Option<String>, remote: Option<RemoteEmbedConfig>) -> anyhow::Result<std::process::ExitCode> {
+pub fn run(
+    command: &BenchCommand,
+    paths: Option<ModelPaths>,
+    model: Option<String>,
+    remote: Option<RemoteEmbedConfig>,
+) -> anyhow::Result<std::process::ExitCode> {
     let (figures, json) = match command {
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model, remote)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
@@ -230,12 +235,7 @@ fn synthetic_doc(seed: usize) -> String {
             doc.push_str("Sentinel sentence zero. ");
         }
         for k in 0..6 {
-            let sentence = format!(
-                "{} {} {} (note {seed}.{s}.{k}). ",
-                SUBJECTS[next(SUBJECTS.len())],
-                VERBS[next(VERBS.len())],
-                OBJECTS[next(OBJECTS.len())]
-            );
+            let sentence = format!("{} {} {} (note {seed}.{s}.{k}). ", SUBJECTS[next(SUBJECTS.len())], VERBS[next(VERBS.len())], OBJECTS[next(OBJECTS.len())]);
             doc.push_str(&sentence);
         }
         doc.push_str("\n\n");
@@ -245,11 +245,8 @@ fn synthetic_doc(seed: usize) -> String {
 
 pub(crate) fn peak_rss_mb() -> anyhow::Result<f64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmHWM line")?;
+    let kb: f64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).context("no VmHWM line")?;
     Ok(round(kb / 1024.0))
 }
 

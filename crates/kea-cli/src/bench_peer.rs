@@ -89,7 +89,12 @@ pub fn run(docs: usize, python: PathBuf, paths: Option<ModelPaths>) -> anyhow::R
         }
     }
     let paths = paths.unwrap_or_else(|| ModelPaths::discover(tmp.path()));
-    let model = paths.dirs.iter().map(|d| d.join("all-minilm-l6-v2")).find(|d| d.join("model.onnx").exists()).context("all-minilm-l6-v2 is not installed (make models)")?;
+    let model = paths
+        .dirs
+        .iter()
+        .map(|d| d.join("all-minilm-l6-v2"))
+        .find(|d| d.join("model.onnx").exists())
+        .context("all-minilm-l6-v2 is not installed (make models)")?;
     let queries = tmp.path().join("queries.txt");
     std::fs::write(&queries, QUERIES.iter().cycle().take(QUERIES.len() * 10).copied().collect::<Vec<_>>().join("\n"))?;
     let edited = format!("doc-{:05}.md", docs / 2);

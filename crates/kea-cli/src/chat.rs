@@ -98,19 +98,22 @@ fn select(config: &EngineConfig, saved: &Settings, args: &LlmArgs) -> anyhow::Re
     Ok(auto_select(&settings)?)
 }
 
-pub fn ask(config: EngineConfig, settings: &Settings, args: &LlmArgs, chat: Option<i64>, question: &str, max_tokens: usize, json: bool) -> anyhow::Result<ExitCode> {
+pub fn ask(
+    config: EngineConfig,
+    settings: &Settings,
+    args: &LlmArgs,
+    chat: Option<i64>,
+    question: &str,
+    max_tokens: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let choice = select(&config, settings, args)?;
     let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
     let engine = crate::open_engine(config)?;
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
-    let options = ChatOptions {
-        max_answer_tokens: max_tokens,
-        router: router_mode(args, &choice),
-        enhance,
-        ..Default::default()
-    };
+    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), enhance, ..Default::default() };
     let mut stdout = std::io::stdout();
     let mut sink = |event: ChatEvent| {
         if json {
@@ -225,6 +228,7 @@ pub enum ClassifierKind {
     VisionLlm,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn identify(
     config: EngineConfig,
     settings: &Settings,

@@ -323,9 +323,7 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
         return Ok(if report.cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS });
     }
     let watch_sink = progress::watch_sink(json);
-    let handle = kea_engine::watch(engine.clone(), watch_sink, Duration::from_millis(300), |e| {
-        eprintln!("kea: sync failed [{}]: {e}", e.kind().code())
-    })?;
+    let handle = kea_engine::watch(engine.clone(), watch_sink, Duration::from_millis(300), |e| eprintln!("kea: sync failed [{}]: {e}", e.kind().code()))?;
     if !json {
         eprintln!("watching {} (Ctrl+C to stop)", engine.knowledge_dir().display());
     }

@@ -113,7 +113,9 @@ pub fn install(manager: &kea_engine::model::manager::ModelManager, id: &str) -> 
     let interrupted = cancel.clone();
     let _ = ctrlc::set_handler(move || interrupted.cancel());
     let bar = if std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
-    bar.set_style(ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     let mut on_progress = |p: &DownloadProgress| {
         bar.set_length(p.total_bytes);
         bar.set_position(p.done_bytes);

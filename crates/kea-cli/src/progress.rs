@@ -45,9 +45,7 @@ pub fn sink_for(json: bool) -> Box<dyn ProgressSink> {
     }
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} files · {msg} · {per_sec} · ETA {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} files · {msg} · {per_sec} · ETA {eta}").expect("valid template").progress_chars("=> "),
     );
     bar.set_message("0 chunks embedded");
     Box::new(BarSink { bar, embedded: AtomicUsize::new(0) })

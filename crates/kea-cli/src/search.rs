@@ -12,11 +12,7 @@ pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace
     let result = engine.retrieve(query, retrieval)?;
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
-        let out = if trace {
-            serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace })
-        } else {
-            serde_json::json!(hits)
-        };
+        let out = if trace { serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace }) } else { serde_json::json!(hits) };
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -76,7 +72,10 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
     }
     let names: Vec<String> = golden.iter().map(|p| p.display().to_string()).collect();
     println!("{} queries from {}", items.len(), names.join(", "));
-    println!("{:<22} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}", "config", "R@1", "R@3", "R@5", "R@10", "Hit@1", "Hit@3", "MRR@10", "nDCG@10", "ms/query");
+    println!(
+        "{:<22} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
+        "config", "R@1", "R@3", "R@5", "R@10", "Hit@1", "Hit@3", "MRR@10", "nDCG@10", "ms/query"
+    );
     let row = |name: &str, m: &Metrics, ms: Option<f64>| {
         let ms = ms.map(|ms| format!("{ms:>9.1}")).unwrap_or_default();
         println!(

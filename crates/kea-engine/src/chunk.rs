@@ -124,13 +124,7 @@ fn emit(plain: &str, range: Range<usize>, page: Option<u32>, path: &str, out: &m
     }
     let lead = plain[range.clone()].len() - plain[range.clone()].trim_start().len();
     let start = range.start + lead;
-    out.push(Chunk {
-        index: out.len(),
-        heading_path: path.to_string(),
-        page,
-        range: start..start + text.len(),
-        text: text.to_string(),
-    });
+    out.push(Chunk { index: out.len(), heading_path: path.to_string(), page, range: start..start + text.len(), text: text.to_string() });
 }
 
 /// Where the next chunk starts: about `overlap` characters before the end of
@@ -275,12 +269,7 @@ mod tests {
         let got: Vec<(&str, &str)> = chunks.iter().map(|c| (c.heading_path.as_str(), c.text.as_str())).collect();
         assert_eq!(
             got,
-            [
-                ("玄凤鹦鹉", "简介。"),
-                ("玄凤鹦鹉 > 饮食", "吃种子和水果。"),
-                ("玄凤鹦鹉 > 饮食 > 幼鸟", "软食。"),
-                ("玄凤鹦鹉 > Care", "Clean water daily."),
-            ]
+            [("玄凤鹦鹉", "简介。"), ("玄凤鹦鹉 > 饮食", "吃种子和水果。"), ("玄凤鹦鹉 > 饮食 > 幼鸟", "软食。"), ("玄凤鹦鹉 > Care", "Clean water daily."),]
         );
         assert!(chunks.iter().all(|c| md[c.range.clone()] == c.text));
         assert_eq!(chunks.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2, 3]);

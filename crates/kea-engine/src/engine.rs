@@ -8,9 +8,9 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 
 use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
-use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::error::{Error, Result};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
+use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{OnnxReranker, Reranker};
 use crate::store::{DocRecord, Store};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
@@ -271,9 +271,7 @@ impl Engine {
         let Some(id) = &self.config.reranker_id else { return Ok(None) };
         let mut slot = self.reranker.lock().unwrap_or_else(|p| p.into_inner());
         let loaded = slot.get_or_insert_with(|| {
-            OnnxReranker::load(&self.config.model_paths, id, &self.config.embed)
-                .map(|r| Box::new(r) as Box<dyn Reranker>)
-                .map_err(|e| e.to_string())
+            OnnxReranker::load(&self.config.model_paths, id, &self.config.embed).map(|r| Box::new(r) as Box<dyn Reranker>).map_err(|e| e.to_string())
         });
         match loaded {
             Ok(reranker) => f(reranker.as_mut()).map(Some),
@@ -322,11 +320,8 @@ impl Engine {
     pub fn status(&self) -> Result<Status> {
         let store = self.store();
         let model = store.model()?;
-        let index_bytes = [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"]
-            .iter()
-            .filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok())
-            .map(|m| m.len())
-            .sum();
+        let index_bytes =
+            [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"].iter().filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok()).map(|m| m.len()).sum();
         Ok(Status {
             knowledge_dir: self.config.knowledge_dir.clone(),
             data_dir: self.config.data_dir.clone(),

@@ -44,8 +44,7 @@ pub fn parse_golden(text: &str, name: &str) -> Result<Vec<GoldenItem>> {
         if line.trim().is_empty() || line.trim_start().starts_with("//") {
             continue;
         }
-        let item: GoldenItem =
-            serde_json::from_str(line).map_err(|e| Error::InvalidInput(format!("{name}:{}: not a golden item: {e}", n + 1)))?;
+        let item: GoldenItem = serde_json::from_str(line).map_err(|e| Error::InvalidInput(format!("{name}:{}: not a golden item: {e}", n + 1)))?;
         if item.relevant.is_empty() && item.answerable {
             return Err(Error::InvalidInput(format!("{name}:{}: no relevant documents listed", n + 1)));
         }
@@ -178,12 +177,7 @@ pub struct EvalResult {
 /// Runs every golden query through the pipeline with `config`, asking for
 /// the top 10 (so Recall@10 is defined for every configuration).
 pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &RetrievalConfig) -> Result<EvalResult> {
-    let config = RetrievalConfig {
-        top_k: 10,
-        mmr_select: config.mmr_select.max(10),
-        rerank_keep: config.rerank_keep.max(10),
-        ..config.clone()
-    };
+    let config = RetrievalConfig { top_k: 10, mmr_select: config.mmr_select.max(10), rerank_keep: config.rerank_keep.max(10), ..config.clone() };
     let started = Instant::now();
     let mut all = Vec::with_capacity(items.len());
     let mut per_lang: BTreeMap<String, Vec<Metrics>> = BTreeMap::new();

@@ -89,10 +89,7 @@ fn parse_header(header: &str) -> FrontMatter {
 
 fn unquote(value: &str) -> String {
     let v = value.trim();
-    let stripped = v
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')));
+    let stripped = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')).or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')));
     stripped.unwrap_or(v).to_string()
 }
 
@@ -102,7 +99,8 @@ mod tests {
 
     #[test]
     fn parses_scalars_inline_lists_and_block_lists() {
-        let text = "---\nspecies: 玄凤鹦鹉\nen: \"Cockatiel\"\nlatin: Nymphicus hollandicus\naliases: [Quarrion, Weero]\ntags:\n  - pet\n  - crest\n---\n# Body\n";
+        let text =
+            "---\nspecies: 玄凤鹦鹉\nen: \"Cockatiel\"\nlatin: Nymphicus hollandicus\naliases: [Quarrion, Weero]\ntags:\n  - pet\n  - crest\n---\n# Body\n";
         let (fm, body) = split_front_matter(text);
         assert_eq!(fm.get("species").as_deref(), Some("玄凤鹦鹉"));
         assert_eq!(fm.get("en").as_deref(), Some("Cockatiel"));

@@ -22,10 +22,7 @@ pub struct ImportReport {
 /// A safe file name: no separators, control characters or leading dots and
 /// dashes; never empty.
 pub fn sanitise_file_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| if c == '/' || c == '\\' || c == ':' || c.is_control() { '_' } else { c })
-        .collect();
+    let cleaned: String = name.chars().map(|c| if c == '/' || c == '\\' || c == ':' || c.is_control() { '_' } else { c }).collect();
     let trimmed = cleaned.trim().trim_start_matches(['.', '-', ' ']).to_string();
     if trimmed.is_empty() || trimmed.chars().all(|c| c == '_' || c == '.') {
         "document".into()
@@ -61,10 +58,8 @@ fn import_one(source: &Path, target_dir: &Path, knowledge: &Path, report: &mut I
         let name = sanitise_file_name(&source.file_name().map_or_else(|| "folder".into(), |n| n.to_string_lossy().into_owned()));
         let sub = unique_target(target_dir, &name);
         std::fs::create_dir_all(&sub).map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(source)
-            .map_err(|e| Error::io(format!("reading {}", source.display()), e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(source).map_err(|e| Error::io(format!("reading {}", source.display()), e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
         entries.sort();
         for entry in entries {
             import_one(&entry, &sub, knowledge, report)?;
@@ -155,11 +150,11 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("secret.md"), drop.join("escape.md")).unwrap();
         let mut report = ImportReport::default();
         let sources = [
-            drop.clone(),                                // a folder holding two symlink escapes
+            drop.clone(),                                 // a folder holding two symlink escapes
             drop.join("..").join("drop").join("note.md"), // `..` in the source path: the file itself is fine
-            PathBuf::from("/dev/null"),                 // a device
+            PathBuf::from("/dev/null"),                   // a device
             PathBuf::from("/dev/zero"),
-            PathBuf::from("/etc/passwd"),               // absolute path to something unsupported
+            PathBuf::from("/etc/passwd"), // absolute path to something unsupported
         ];
         for source in &sources {
             import_one(source, &knowledge, &knowledge, &mut report).unwrap();
@@ -183,7 +178,11 @@ mod tests {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+            if path.is_dir() {
+                out.extend(walk(&path))
+            } else {
+                out.push(path)
+            }
         }
         out
     }

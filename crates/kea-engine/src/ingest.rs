@@ -34,7 +34,12 @@ enum Prepared {
     /// The file disappeared between the scan and the read.
     Vanished,
     Failed(String),
-    Content { content_hash: String, title: Option<String>, front_matter: String, chunks: Vec<PreparedChunk> },
+    Content {
+        content_hash: String,
+        title: Option<String>,
+        front_matter: String,
+        chunks: Vec<PreparedChunk>,
+    },
 }
 
 struct Pending {
@@ -99,10 +104,7 @@ impl Engine {
             let store = self.store();
             let documents = store.documents()?;
             report.documents = documents.len();
-            report.errors = documents
-                .into_iter()
-                .filter_map(|d| d.error.map(|message| FileError { path: d.path, message }))
-                .collect();
+            report.errors = documents.into_iter().filter_map(|d| d.error.map(|message| FileError { path: d.path, message })).collect();
             report.chunks = store.chunk_count()?;
         }
         if let Some(message) = profile_error {
@@ -117,11 +119,7 @@ impl Engine {
     /// its chunks (a chunk with an empty embedding still needs the model).
     fn prepare(&self, file: &DiskFile, stored: Option<&DocRecord>) -> Prepared {
         if file.size > self.config.max_file_bytes {
-            return Prepared::Failed(format!(
-                "file is {} MB, over the {} MB limit",
-                file.size / 1_000_000,
-                self.config.max_file_bytes / 1_000_000
-            ));
+            return Prepared::Failed(format!("file is {} MB, over the {} MB limit", file.size / 1_000_000, self.config.max_file_bytes / 1_000_000));
         }
         let bytes = match read_limited(file, self.config.max_file_bytes) {
             Ok(Some(bytes)) => bytes,

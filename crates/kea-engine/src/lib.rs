@@ -6,15 +6,15 @@
 pub mod chat;
 pub mod chunk;
 pub mod embed;
-pub mod eval;
 mod engine;
 pub mod error;
+pub mod eval;
 pub mod extract;
 pub mod frontmatter;
 pub mod identify;
 pub mod import;
-mod manage;
 mod ingest;
+mod manage;
 pub mod model;
 pub mod profile;
 pub mod progress;

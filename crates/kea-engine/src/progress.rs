@@ -39,9 +39,14 @@ pub struct SyncReport {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum IndexEvent {
     /// The folder was compared with the index.
-    Started { files_to_index: usize, files_to_remove: usize },
+    Started {
+        files_to_index: usize,
+        files_to_remove: usize,
+    },
     /// Chunks went through the model (for rate and ETA).
-    ChunksEmbedded { count: usize },
+    ChunksEmbedded {
+        count: usize,
+    },
     /// A file is in the index (or failed, with `error`).
     FileDone {
         path: String,
@@ -53,8 +58,12 @@ pub enum IndexEvent {
         files_total: usize,
     },
     /// A document was dropped because its file is gone.
-    Removed { path: String },
-    Finished { report: SyncReport },
+    Removed {
+        path: String,
+    },
+    Finished {
+        report: SyncReport,
+    },
 }
 
 /// Receives progress events; must be cheap and must not block.

@@ -169,7 +169,8 @@ impl HttpEmbedder {
             if matches!(status, 401 | 403 | 404 | 429 | 500..=599) {
                 return Err(unavailable(format!("the embedding server {url} answered HTTP {status}")));
             }
-            let text = response.body_mut().with_config().limit(256 << 20).read_to_string().map_err(|e| Error::Embedding(format!("{url}: reading the answer: {e}")))?;
+            let text =
+                response.body_mut().with_config().limit(256 << 20).read_to_string().map_err(|e| Error::Embedding(format!("{url}: reading the answer: {e}")))?;
             return Ok((status, text));
         }
     }
@@ -179,13 +180,20 @@ impl HttpEmbedder {
         let value: Value = serde_json::from_str(text).map_err(|_| bad("something that is not JSON"))?;
         let to_vector = |v: &Value| -> Option<Vec<f32>> { v.as_array()?.iter().map(|x| x.as_f64().map(|f| f as f32)).collect() };
         match self.config.api {
-            RemoteApi::Ollama => value["embeddings"].as_array().ok_or_else(|| bad("no `embeddings`"))?.iter().map(|v| to_vector(v).ok_or_else(|| bad("a malformed vector"))).collect(),
+            RemoteApi::Ollama => value["embeddings"]
+                .as_array()
+                .ok_or_else(|| bad("no `embeddings`"))?
+                .iter()
+                .map(|v| to_vector(v).ok_or_else(|| bad("a malformed vector")))
+                .collect(),
             RemoteApi::Openai => {
                 let data = value["data"].as_array().ok_or_else(|| bad("no `data`"))?;
                 let mut indexed = data
                     .iter()
                     .enumerate()
-                    .map(|(i, item)| Ok((item["index"].as_u64().map_or(i, |n| n as usize), to_vector(&item["embedding"]).ok_or_else(|| bad("a malformed vector"))?)))
+                    .map(|(i, item)| {
+                        Ok((item["index"].as_u64().map_or(i, |n| n as usize), to_vector(&item["embedding"]).ok_or_else(|| bad("a malformed vector"))?))
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 indexed.sort_by_key(|(i, _)| *i);
                 Ok(indexed.into_iter().map(|(_, v)| v).collect())

@@ -39,9 +39,7 @@ impl OnnxReranker {
             return Err(Error::InvalidInput(format!("model '{}' is a {}, not a reranker", m.id, m.kind)));
         }
         let tokenizer_files = local.tokenizer_files()?;
-        let mut init = RerankInitOptionsUserDefined::new()
-            .with_max_length(m.max_length)
-            .with_session_config("session.intra_op.allow_spinning", "0");
+        let mut init = RerankInitOptionsUserDefined::new().with_max_length(m.max_length).with_session_config("session.intra_op.allow_spinning", "0");
         if let Some(threads) = options.threads {
             init = init.with_intra_threads(threads.max(1));
         }
@@ -61,8 +59,7 @@ impl Reranker for OnnxReranker {
             return Ok(Vec::new());
         }
         let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
-        let results =
-            self.model.rerank(query, refs.as_slice(), false, Some(self.batch_size)).map_err(|e| Error::Embedding(format!("rerank failed: {e}")))?;
+        let results = self.model.rerank(query, refs.as_slice(), false, Some(self.batch_size)).map_err(|e| Error::Embedding(format!("rerank failed: {e}")))?;
         let mut scores = vec![f32::NEG_INFINITY; passages.len()];
         for r in results {
             scores[r.index] = r.score;

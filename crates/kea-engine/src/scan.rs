@@ -24,9 +24,8 @@ pub fn scan(root: &Path) -> Result<Vec<DiskFile>> {
         return Err(Error::InvalidInput(format!("knowledge folder {} does not exist or is not a folder", root.display())));
     }
     let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(root).follow_links(false).into_iter().filter_entry(|e| {
-        e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy())
-    });
+    let walker =
+        walkdir::WalkDir::new(root).follow_links(false).into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
     for entry in walker.flatten() {
         if !entry.file_type().is_file() {
             continue;
@@ -66,10 +65,7 @@ fn is_hidden_or_temp(name: &str) -> bool {
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64)
+    meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
 }
 
 #[cfg(test)]

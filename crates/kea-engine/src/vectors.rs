@@ -313,7 +313,7 @@ mod tests {
         assert!((hits[0].1 - 1.0).abs() < 1e-4 && hits.windows(2).all(|w| w[0].1 >= w[1].1), "{backend:?}: {hits:?}");
         index.upsert(7, &data[0]).unwrap();
         assert_eq!(index.len(), 40, "{backend:?}: upsert replaces");
-        assert_eq!(index.search(&data[6], 1).unwrap()[0].0 == 7, false, "{backend:?}: the old vector is gone");
+        assert_ne!(index.search(&data[6], 1).unwrap()[0].0, 7, "{backend:?}: the old vector is gone");
         index.remove(7).unwrap();
         assert!(!index.contains(7) && index.len() == 39);
         assert!(index.upsert(99, &[1.0; 3]).is_err(), "{backend:?}: a wrong dimension is refused");

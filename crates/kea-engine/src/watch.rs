@@ -47,12 +47,7 @@ impl Drop for WatchHandle {
 
 /// Starts watching the engine's knowledge folder. `on_error` receives sync
 /// failures (the watcher keeps running).
-pub fn watch(
-    engine: Arc<Engine>,
-    sink: Arc<dyn ProgressSink>,
-    debounce: Duration,
-    on_error: impl Fn(&Error) + Send + 'static,
-) -> Result<WatchHandle> {
+pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duration, on_error: impl Fn(&Error) + Send + 'static) -> Result<WatchHandle> {
     let root = engine.knowledge_dir().to_path_buf();
     let (tx, rx) = mpsc::channel::<Option<Vec<std::path::PathBuf>>>();
     let events_tx = tx.clone();

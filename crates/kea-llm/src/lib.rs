@@ -128,12 +128,7 @@ pub trait Provider: Send + Sync {
     fn kind(&self) -> ProviderKind;
     /// A human description, e.g. "embedded gemma-3-270m (model.gguf)".
     fn describe(&self) -> String;
-    fn complete(
-        &self,
-        request: &Request,
-        on_token: &mut dyn FnMut(&str),
-        cancelled: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Completion, LlmError>;
+    fn complete(&self, request: &Request, on_token: &mut dyn FnMut(&str), cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError>;
     /// Whether this model may write answers (else it only routes and the
     /// answer is quoted from the passages: see [`select::GROUNDEDNESS_FLOOR`]).
     fn writes_answers(&self) -> bool {

@@ -29,11 +29,12 @@ fn backend() -> Result<&'static LlamaBackend, LlmError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
-            LlamaBackend::init().map(|mut b| {
-                b.void_logs();
-                b
-            })
-            .map_err(|e| e.to_string())
+            LlamaBackend::init()
+                .map(|mut b| {
+                    b.void_logs();
+                    b
+                })
+                .map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(|e| LlmError::Generation(format!("llama.cpp backend: {e}")))
@@ -92,11 +93,7 @@ impl Provider for LlamaProvider {
         let (events_tx, events) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let job = Job { request: request.clone(), events: events_tx, cancel: cancel.clone() };
-        self.jobs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send(job)
-            .map_err(|_| LlmError::Generation("the model thread has stopped".into()))?;
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).send(job).map_err(|_| LlmError::Generation("the model thread has stopped".into()))?;
         loop {
             if cancelled() {
                 cancel.store(true, Ordering::SeqCst);
@@ -247,14 +244,7 @@ impl Session<'_> {
             ctx.decode(&mut batch).map_err(|e| LlmError::Generation(format!("decoding failed: {e}")))?;
             self.cached.push(token);
         };
-        Ok(Completion {
-            text,
-            tokens: generated,
-            prompt_tokens: tokens.len(),
-            first_token_ms,
-            total_ms: started.elapsed().as_secs_f64() * 1000.0,
-            finish,
-        })
+        Ok(Completion { text, tokens: generated, prompt_tokens: tokens.len(), first_token_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, finish })
     }
 
     fn sampler(&self, request: &Request) -> Result<LlamaSampler, LlmError> {

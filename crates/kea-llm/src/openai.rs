@@ -111,10 +111,9 @@ impl OpenAiProvider {
 
 fn is_connect_error(e: &ureq::Error) -> bool {
     match e {
-        ureq::Error::Io(io) => matches!(
-            io.kind(),
-            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
-        ),
+        ureq::Error::Io(io) => {
+            matches!(io.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted)
+        }
         ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => true,
         _ => false,
     }

@@ -130,7 +130,13 @@ fn read_manifest(folder: &Path) -> Option<GgufModel> {
     let text = std::fs::read_to_string(folder.join("kea-model.json")).ok()?;
     let manifest: LlmManifest = serde_json::from_str(&text).ok()?;
     let path = folder.join(&manifest.file);
-    path.is_file().then_some(GgufModel { id: manifest.id, path, chat_template: manifest.chat_template, context: manifest.context, groundedness: manifest.groundedness })
+    path.is_file().then_some(GgufModel {
+        id: manifest.id,
+        path,
+        chat_template: manifest.chat_template,
+        context: manifest.context,
+        groundedness: manifest.groundedness,
+    })
 }
 
 /// No language model: every request fails with [`LlmError::NotConfigured`].

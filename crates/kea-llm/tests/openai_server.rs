@@ -31,9 +31,7 @@ fn free_port() -> u16 {
 
 fn start_llama_server() -> Server {
     let binary = std::env::var_os("KEA_LLAMA_SERVER").map(PathBuf::from).expect("set KEA_LLAMA_SERVER (make test builds it)");
-    let models = std::env::var_os("KEA_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+    let models = std::env::var_os("KEA_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
     let port = free_port();
     let child = Command::new(&binary)
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "2048", "-t", "1", "-np", "1"])
@@ -72,10 +70,16 @@ fn real_server_streams_honours_json_schema_and_cancels() {
 
     let mut streamed = String::new();
     let mut pieces = 0;
-    let done = llm.complete(&question("Name two parrots.", 24), &mut |t| {
-        streamed.push_str(t);
-        pieces += 1;
-    }, &|| false).unwrap();
+    let done = llm
+        .complete(
+            &question("Name two parrots.", 24),
+            &mut |t| {
+                streamed.push_str(t);
+                pieces += 1;
+            },
+            &|| false,
+        )
+        .unwrap();
     assert!(pieces > 1, "streamed token by token");
     assert_eq!(streamed, done.text);
     assert!(matches!(done.finish, Finish::Stop | Finish::Length));
@@ -92,9 +96,13 @@ fn real_server_streams_honours_json_schema_and_cancels() {
 
     let seen = AtomicUsize::new(0);
     let cancelled = llm
-        .complete(&question("Write a long poem about parrots.", 300), &mut |_| {
-            seen.fetch_add(1, Ordering::SeqCst);
-        }, &|| seen.load(Ordering::SeqCst) >= 3)
+        .complete(
+            &question("Write a long poem about parrots.", 300),
+            &mut |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+            },
+            &|| seen.load(Ordering::SeqCst) >= 3,
+        )
         .unwrap();
     assert_eq!(cancelled.finish, Finish::Cancelled);
     assert!(cancelled.tokens < 50);
@@ -135,10 +143,8 @@ fn server_faults_become_clear_errors_without_hanging() {
 #[test]
 fn servers_that_reject_response_format_are_asked_again_plainly() {
     let ok = "data: {\"choices\":[{\"delta\":{\"content\":\"{\\\"a\\\": 1}\"}}]}\n\ndata: [DONE]\n\n";
-    let url = scripted(vec![
-        http("400 Bad Request", "application/json", r#"{"error":"response_format not supported"}"#),
-        http("200 OK", "text/event-stream", ok),
-    ]);
+    let url =
+        scripted(vec![http("400 Bad Request", "application/json", r#"{"error":"response_format not supported"}"#), http("200 OK", "text/event-stream", ok)]);
     let mut request = question("json please", 8);
     request.json_schema = Some(serde_json::json!({"type": "object"}));
     let done = provider(&url).complete(&request, &mut |_| {}, &|| false).unwrap();

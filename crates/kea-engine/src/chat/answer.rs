@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use kea_llm::{Message, Provider, ProviderKind, Request, Role};
 use serde::Serialize;
 
+use super::enhance::PassageSummary;
 use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
 use crate::error::Result;
 use crate::retrieve::{query_language, ContextBlock, Retrieval};
-use super::enhance::PassageSummary;
 use crate::store::StoredMessage;
 
 /// A source the answer cites (or was given), resolved to its chunks.
@@ -57,8 +57,7 @@ pub fn resolve_markers(text: &str, known: &BTreeSet<String>) -> (String, Vec<Str
         };
         let inner = &after[..close];
         let labels: Vec<&str> = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
-        let is_marker = !labels.is_empty()
-            && labels.iter().all(|l| l.len() > 1 && l.starts_with(['S', 's']) && l[1..].chars().all(|c| c.is_ascii_digit()));
+        let is_marker = !labels.is_empty() && labels.iter().all(|l| l.len() > 1 && l.starts_with(['S', 's']) && l[1..].chars().all(|c| c.is_ascii_digit()));
         if is_marker {
             let valid: Vec<String> = labels.iter().map(|l| l.to_uppercase()).filter(|l| known.contains(l)).collect();
             if !valid.is_empty() {
@@ -104,7 +103,11 @@ fn floor_reason(llm: &dyn Provider, question: &str) -> Option<&'static str> {
     if llm.kind() == ProviderKind::None {
         Some(if zh { "没有配置语言模型" } else { "no language model is configured" })
     } else if !llm.writes_answers() {
-        Some(if zh { "已安装的语言模型太小，写出的回答不可信" } else { "the installed language model is too small to write answers you can trust" })
+        Some(if zh {
+            "已安装的语言模型太小，写出的回答不可信"
+        } else {
+            "the installed language model is too small to write answers you can trust"
+        })
     } else {
         None
     }
@@ -310,11 +313,20 @@ mod tests {
 
     #[test]
     fn summaries_go_with_their_sources_into_the_prompt() {
-        let block = ContextBlock { label: "S1".into(), source: "a.md".into(), heading_path: "A > Diet".into(), page: Some(2), chunk_ids: vec![7], text: "Seeds.".into() };
+        let block = ContextBlock {
+            label: "S1".into(),
+            source: "a.md".into(),
+            heading_path: "A > Diet".into(),
+            page: Some(2),
+            chunk_ids: vec![7],
+            text: "Seeds.".into(),
+        };
         let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };
-        let trace = crate::retrieve::Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None };
-        let relevance = crate::retrieve::Relevance { relevant: true, coverage: 1.0, best_dense: None, best_rerank: None, missing: vec![], reason: String::new() };
+        let trace =
+            crate::retrieve::Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None };
+        let relevance =
+            crate::retrieve::Relevance { relevant: true, coverage: 1.0, best_dense: None, best_rerank: None, missing: vec![], reason: String::new() };
         let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };
         assert_eq!(sources_text(&Evidence { retrieval: &retrieval, summaries: &[] }), context.text, "no summaries: the context as assembled");
         let with = sources_text(&Evidence { retrieval: &retrieval, summaries: &[summary] });

@@ -105,7 +105,10 @@ pub fn expand_query(llm: &dyn Provider, question: &str) -> Vec<String> {
 
 /// Caches LLM rerank scores by (query, chunk ids).
 #[derive(Default)]
-pub struct RerankCache(Mutex<HashMap<(String, Vec<i64>), Vec<f32>>>);
+pub struct RerankCache(Mutex<HashMap<RerankKey, Vec<f32>>>);
+
+/// A query and the chunk ids it was scored against.
+type RerankKey = (String, Vec<i64>);
 
 /// Scores every hit 0–10 in one prompt (10 answers directly; 7–9 highly
 /// relevant; 4–6 partly; 1–3 only mentions terms; 0 unrelated), keeps those
@@ -201,12 +204,103 @@ mod tests {
         assert_eq!(o.max_summary_length, 200);
     }
 
+    /// A language model that answers every request with the next canned
+    /// text (the LLM boundary; the real models are tested in the
+    /// integration suite) and counts the requests.
+    struct Canned(Mutex<Vec<&'static str>>, std::sync::atomic::AtomicUsize);
+
+    impl Canned {
+        fn new(answers: &[&'static str]) -> Canned {
+            Canned(Mutex::new(answers.iter().rev().copied().collect()), Default::default())
+        }
+
+        fn calls(&self) -> usize {
+            self.1.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    impl Provider for Canned {
+        fn kind(&self) -> kea_llm::ProviderKind {
+            kea_llm::ProviderKind::Openai
+        }
+
+        fn describe(&self) -> String {
+            "canned".into()
+        }
+
+        fn complete(&self, _: &Request, _: &mut dyn FnMut(&str), _: &(dyn Fn() -> bool + Sync)) -> Result<kea_llm::Completion, kea_llm::LlmError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let text = self.0.lock().unwrap().pop().unwrap_or_default().to_string();
+            Ok(kea_llm::Completion { text, tokens: 1, prompt_tokens: 1, first_token_ms: None, total_ms: 1.0, finish: kea_llm::Finish::Stop })
+        }
+    }
+
+    fn hits(n: i64) -> Vec<Hit> {
+        (1..=n)
+            .map(|id| Hit {
+                chunk: crate::store::ChunkRow {
+                    id,
+                    source: format!("d{id}.md"),
+                    title: None,
+                    chunk_index: 0,
+                    total_chunks: 1,
+                    heading_path: format!("H{id}"),
+                    page: None,
+                    byte_start: 0,
+                    byte_end: 4,
+                    text: format!("passage {id}"),
+                },
+                score: 1.0 / id as f32,
+                dense: None,
+                sparse: None,
+                fused: None,
+                rerank: None,
+            })
+            .collect()
+    }
+
+    fn ids(hits: &[Hit]) -> Vec<i64> {
+        hits.iter().map(|h| h.chunk.id).collect()
+    }
+
     #[test]
     fn without_an_llm_nothing_changes() {
         let none = kea_llm::select::NoProvider;
         assert!(expand_query(&none, "q").is_empty());
-        let (kept, note) = llm_rerank(&none, "q", Vec::new(), &EnhanceOptions::default(), &RerankCache::default());
-        assert!(kept.is_empty() && note.is_none());
-        assert!(summarise(&none, "q", &[], &EnhanceOptions::default()).is_empty());
+        let (kept, note) = llm_rerank(&none, "q", hits(3), &EnhanceOptions::default(), &RerankCache::default());
+        assert_eq!(ids(&kept), [1, 2, 3], "the retrieval order stands");
+        assert!(note.unwrap().contains("kept the retrieval order"));
+        assert!(summarise(&none, "q", &hits(2), &EnhanceOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn llm_rerank_applies_the_threshold_and_top_n_and_caches() {
+        let llm = Canned::new(&[r#"{"scores": [2, 9, 6, 7]}"#]);
+        let options = EnhanceOptions { relevance_threshold: 0.5, rerank_top_n: 2, ..Default::default() };
+        let cache = RerankCache::default();
+        let (kept, note) = llm_rerank(&llm, "q", hits(4), &options, &cache);
+        assert_eq!((ids(&kept), note), (vec![2, 4], None), "score ≥ 5 of 10, best first, at most 2");
+        let (again, _) = llm_rerank(&llm, "q", hits(4), &EnhanceOptions { rerank_top_n: 3, ..options }, &cache);
+        assert_eq!((ids(&again), llm.calls()), (vec![2, 4, 3], 1), "the cached scores are reused");
+        let (short, note) = llm_rerank(&Canned::new(&[r#"{"scores": [9]}"#]), "q", hits(2), &options, &RerankCache::default());
+        assert_eq!(ids(&short), [1, 2], "a score list of the wrong length is unusable");
+        assert!(note.is_some());
+    }
+
+    #[test]
+    fn query_expansion_keeps_new_rewrites_and_the_passage() {
+        let llm = Canned::new(&[r#"{"rewrites": ["cockatiel diet", "what do cockatiels eat?", " "], "hypothetical_passage": "Cockatiels eat seeds."}"#]);
+        assert_eq!(expand_query(&llm, "What do cockatiels eat?"), ["cockatiel diet", "what do cockatiels eat?", "Cockatiels eat seeds."]);
+        let same = Canned::new(&[r#"{"rewrites": ["q"], "hypothetical_passage": ""}"#]);
+        assert!(expand_query(&same, "q").is_empty(), "the question itself and empty text are dropped");
+    }
+
+    #[test]
+    fn each_passage_is_summarised_on_its_own_and_bad_answers_are_skipped() {
+        let llm = Canned::new(&[r#"{"key_facts": ["seeds"], "summary": "Eats seeds.", "relevance_note": "diet"}"#, "not json"]);
+        let summaries = summarise(&llm, "q", &hits(2), &EnhanceOptions::default());
+        assert_eq!(llm.calls(), 2);
+        assert_eq!(summaries.len(), 1);
+        assert_eq!((summaries[0].chunk_id, summaries[0].summary.as_str()), (1, "Eats seeds."));
     }
 }

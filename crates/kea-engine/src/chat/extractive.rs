@@ -53,8 +53,7 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
             sentences(&block.text).into_iter().enumerate().map(|(i, s)| (overlap(&terms, s, &block.heading_path), i, s)).collect();
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let wanted = if rank == 0 { 2 } else { 1 };
-        let mut chosen: Vec<(usize, &str)> =
-            scored.iter().take(wanted).filter(|s| s.0 > 0 || (rank == 0 && s.1 == 0)).map(|s| (s.1, s.2)).collect();
+        let mut chosen: Vec<(usize, &str)> = scored.iter().take(wanted).filter(|s| s.0 > 0 || (rank == 0 && s.1 == 0)).map(|s| (s.1, s.2)).collect();
         // The top passage's best sentence alone says little: its next one goes with it.
         if let (0, [(best, _)]) = (rank, chosen.as_slice()) {
             let next = best + 1;

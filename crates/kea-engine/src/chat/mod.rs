@@ -64,10 +64,15 @@ pub struct ChatOptions {
 
 impl Default for ChatOptions {
     fn default() -> Self {
-        ChatOptions { retrieval: RetrievalConfig::default(), max_answer_tokens: 384, history_messages: 6, router: RouterMode::Llm, enhance: enhance::EnhanceOptions::default() }
+        ChatOptions {
+            retrieval: RetrievalConfig::default(),
+            max_answer_tokens: 384,
+            history_messages: 6,
+            router: RouterMode::Llm,
+            enhance: enhance::EnhanceOptions::default(),
+        }
     }
 }
-
 
 impl Engine {
     /// Answers `question` in conversation `chat_id` (a new one when `None`),

@@ -132,21 +132,39 @@ pub fn parse_route(text: &str) -> Option<(bool, bool, String)> {
 }
 
 const SMALL_TALK: &[&str] = &[
-    "hello", "hi ", "hi!", "hey", "thanks", "thank you", "good morning", "good night", "bye", "joke", "how are you", "who are you",
-    "你好", "您好", "谢谢", "多谢", "再见", "早上好", "晚安", "笑话", "你是谁", "哈哈",
+    "hello",
+    "hi ",
+    "hi!",
+    "hey",
+    "thanks",
+    "thank you",
+    "good morning",
+    "good night",
+    "bye",
+    "joke",
+    "how are you",
+    "who are you",
+    "你好",
+    "您好",
+    "谢谢",
+    "多谢",
+    "再见",
+    "早上好",
+    "晚安",
+    "笑话",
+    "你是谁",
+    "哈哈",
 ];
 const FOLLOWUP_ZH: &[&str] = &["它", "它们", "这只", "那只", "这种", "那种", "刚才", "上面"];
 const FOLLOWUP_EN: &[&str] = &["it", "its", "it's", "this one", "that one", "they", "them", "their"];
 
 fn has_word(text: &str, word: &str) -> bool {
     let lower = text.to_lowercase();
-    lower
-        .match_indices(word)
-        .any(|(i, _)| {
-            let before = lower[..i].chars().next_back();
-            let after = lower[i + word.len()..].chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric()) && !after.is_some_and(|c| c.is_alphanumeric())
-        })
+    lower.match_indices(word).any(|(i, _)| {
+        let before = lower[..i].chars().next_back();
+        let after = lower[i + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric()) && !after.is_some_and(|c| c.is_alphanumeric())
+    })
 }
 
 /// The keyword rules: small talk → no retrieval; anything else is a
@@ -154,8 +172,7 @@ fn has_word(text: &str, word: &str) -> bool {
 pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
     let lower = format!("{} ", question.to_lowercase());
     let small_talk = SMALL_TALK.iter().any(|m| lower.contains(m)) && lower.chars().filter(|c| c.is_alphanumeric()).count() < 40;
-    let followup = subject.is_some()
-        && (FOLLOWUP_ZH.iter().any(|m| question.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(question, w)));
+    let followup = subject.is_some() && (FOLLOWUP_ZH.iter().any(|m| question.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(question, w)));
     let use_rag = !small_talk;
     let search_query = match (use_rag, followup, subject) {
         (false, _, _) => String::new(),
@@ -221,7 +238,10 @@ mod tests {
 
     #[test]
     fn router_output_parses_tolerantly() {
-        assert_eq!(parse_route(r#" {"is_followup": false, "use_rag": true, "search_query": " cockatiel diet "}"#), Some((false, true, "cockatiel diet".into())));
+        assert_eq!(
+            parse_route(r#" {"is_followup": false, "use_rag": true, "search_query": " cockatiel diet "}"#),
+            Some((false, true, "cockatiel diet".into()))
+        );
         assert_eq!(parse_route("Sure: {\"use_rag\": true}"), None, "missing fields are junk");
         assert_eq!(parse_route("no json at all"), None);
     }

@@ -14,19 +14,13 @@ use super::{push_block, Block, BlockKind, Extracted};
 const MAX_XML_BYTES: u64 = 64 * 1024 * 1024;
 
 pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, String> {
-    let mut archive =
-        zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid .docx (zip) file: {e}"))?;
-    let mut part = archive
-        .by_name("word/document.xml")
-        .map_err(|_| "not a Word document: word/document.xml is missing".to_string())?;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid .docx (zip) file: {e}"))?;
+    let mut part = archive.by_name("word/document.xml").map_err(|_| "not a Word document: word/document.xml is missing".to_string())?;
     if part.size() > MAX_XML_BYTES {
         return Err(format!("document XML is {} MB uncompressed, over the {} MB limit", part.size() >> 20, MAX_XML_BYTES >> 20));
     }
     let mut xml = Vec::new();
-    (&mut part)
-        .take(MAX_XML_BYTES + 1)
-        .read_to_end(&mut xml)
-        .map_err(|e| format!("corrupt .docx: {e}"))?;
+    (&mut part).take(MAX_XML_BYTES + 1).read_to_end(&mut xml).map_err(|e| format!("corrupt .docx: {e}"))?;
     if xml.len() as u64 > MAX_XML_BYTES {
         return Err(format!("document XML is over the {} MB limit", MAX_XML_BYTES >> 20));
     }
@@ -70,7 +64,7 @@ impl Builder {
             (None, true) => BlockKind::ListItem,
             (None, false) => BlockKind::Paragraph,
         };
-        self.push(kind, &text.to_string());
+        self.push(kind, text.as_ref());
     }
 
     fn push(&mut self, kind: BlockKind, text: &str) {
@@ -155,11 +149,7 @@ fn parse_document_xml(xml: &[u8]) -> Result<Extracted, String> {
 }
 
 fn attribute(element: &BytesStart, name: &[u8]) -> Option<String> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == name)
-        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+    element.attributes().flatten().find(|a| a.key.local_name().as_ref() == name).and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
 }
 
 /// `Heading2` / `heading 2` → 2; `Title` → 1.
@@ -197,8 +187,7 @@ pub(crate) mod tests {
             "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Length</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>30 cm</w:t></w:r></w:p></w:tc></w:tr></w:tbl>",
         ));
         let doc = extract(&docx).unwrap();
-        let got: Vec<(BlockKind, &str)> =
-            doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect();
+        let got: Vec<(BlockKind, &str)> = doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect();
         assert_eq!(
             got,
             [

@@ -90,8 +90,7 @@ mod tests {
     #[test]
     fn top_level_blocks_with_source_ranges() {
         let doc = extract(DOC);
-        let got: Vec<(BlockKind, &str)> =
-            doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect();
+        let got: Vec<(BlockKind, &str)> = doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect();
         assert_eq!(got[0].0, BlockKind::Heading { level: 1, text: "Cockatiel".into() });
         assert_eq!(got[1], (BlockKind::Paragraph, "Intro text."));
         assert_eq!(got[2].0, BlockKind::Heading { level: 2, text: "Diet".into() });

@@ -91,11 +91,11 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, String> {
     };
     if doc.title.is_none() {
         doc.title = doc.front_matter.get("title").or_else(|| {
-                doc.blocks.iter().find_map(|b| match &b.kind {
-                    BlockKind::Heading { text, .. } => Some(text.clone()),
-                    _ => None,
-                })
-            });
+            doc.blocks.iter().find_map(|b| match &b.kind {
+                BlockKind::Heading { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+        });
     }
     Ok(doc)
 }

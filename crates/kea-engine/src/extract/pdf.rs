@@ -143,13 +143,9 @@ pub(crate) mod tests {
 
     #[test]
     fn pages_are_numbered() {
-        let pdf = make_pdf(&[
-            "BT /F1 12 Tf 50 750 Td (Cockatiels eat seeds.) Tj ET",
-            "BT /F1 12 Tf 50 750 Td (Macaws crack nuts.) Tj ET",
-        ]);
+        let pdf = make_pdf(&["BT /F1 12 Tf 50 750 Td (Cockatiels eat seeds.) Tj ET", "BT /F1 12 Tf 50 750 Td (Macaws crack nuts.) Tj ET"]);
         let doc = extract(&pdf).unwrap();
-        let pages: Vec<(Option<u32>, &str)> =
-            doc.blocks.iter().map(|b| (b.page, doc.plain[b.range.clone()].trim())).collect();
+        let pages: Vec<(Option<u32>, &str)> = doc.blocks.iter().map(|b| (b.page, doc.plain[b.range.clone()].trim())).collect();
         assert_eq!(pages, [(Some(1), "Cockatiels eat seeds."), (Some(2), "Macaws crack nuts.")]);
     }
 

@@ -70,16 +70,13 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<&'static Encoding> {
 fn mostly_utf8(bytes: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
     let bad = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
-    (bad * 1000 <= bytes.len() && text.chars().any(|c| !c.is_ascii())).then(|| text.into_owned())
+    (bad * 1000 <= bytes.len() && !text.is_ascii()).then(|| text.into_owned())
 }
 
 /// Extracts a `.txt` document: optional front matter, then paragraphs.
 pub(super) fn extract_plain(text: String) -> Extracted {
     let (front_matter, body_start) = split_front_matter(&text);
-    let mut blocks: Vec<Block> = paragraph_ranges(&text, body_start)
-        .into_iter()
-        .map(|range| Block { kind: BlockKind::Paragraph, range, page: None })
-        .collect();
+    let mut blocks: Vec<Block> = paragraph_ranges(&text, body_start).into_iter().map(|range| Block { kind: BlockKind::Paragraph, range, page: None }).collect();
     // A short first line standing alone, without a full stop, is the title.
     if blocks.len() > 1 {
         let first = &mut blocks[0];
@@ -131,7 +128,11 @@ mod tests {
     fn chinese_legacy_encodings_are_detected() {
         let zh = "玄凤鹦鹉原产于澳大利亚内陆，喜欢吃草籽和谷物。它们性格温和，适合新手饲养。";
         for encoding in [encoding_rs::GB18030, encoding_rs::GBK, encoding_rs::BIG5] {
-            let source = if encoding == encoding_rs::BIG5 { "玄鳳鸚鵡原產於澳大利亞內陸，喜歡吃草籽和穀物。牠們性格溫和，適合新手飼養。" } else { zh };
+            let source = if encoding == encoding_rs::BIG5 {
+                "玄鳳鸚鵡原產於澳大利亞內陸，喜歡吃草籽和穀物。牠們性格溫和，適合新手飼養。"
+            } else {
+                zh
+            };
             let (bytes, _, unmappable) = encoding.encode(source);
             assert!(!unmappable, "{}", encoding.name());
             assert_eq!(decode_text(&bytes).unwrap(), source, "{}", encoding.name());

@@ -32,6 +32,9 @@ pub struct Classification {
 /// profile's kind of thing (the clause is dropped when it names none).
 const DEFAULT_PROMPT: &str = "a photo of a {en} ({latin}), a kind of {kind}";
 
+/// Per attribute group, the embedding of each phrase.
+type AttributeVectors = Vec<Vec<Vec<f32>>>;
+
 pub struct ClipClassifier {
     vision: ImageEmbedding,
     text: OnnxEmbedder,
@@ -41,7 +44,7 @@ pub struct ClipClassifier {
     /// (label prompts, their embeddings): recomputed only when labels change.
     cache: Option<(Vec<String>, Vec<Vec<f32>>)>,
     /// (attribute phrases, their embeddings): recomputed when the profile changes.
-    attributes: Option<(Vec<Vec<String>>, Vec<Vec<Vec<f32>>>)>,
+    attributes: Option<(Vec<Vec<String>>, AttributeVectors)>,
 }
 
 impl ClipClassifier {
@@ -80,7 +83,7 @@ impl ClipClassifier {
         }
     }
 
-    fn attribute_vectors(&mut self, groups: &[Vec<String>]) -> Result<Vec<Vec<Vec<f32>>>> {
+    fn attribute_vectors(&mut self, groups: &[Vec<String>]) -> Result<AttributeVectors> {
         if let Some((cached, vectors)) = &self.attributes {
             if cached == groups {
                 return Ok(vectors.clone());
@@ -93,7 +96,8 @@ impl ClipClassifier {
 
     /// The phrases CLIP is sure of (one per attribute group), shortened.
     fn describe_image(&mut self, image_vector: &[f32], profile: &Profile) -> Result<String> {
-        let groups: Vec<Vec<String>> = profile.identify.attributes.iter().map(|g| g.iter().map(|p| p.replace("{kind}", profile.kind("en").unwrap_or("thing"))).collect()).collect();
+        let groups: Vec<Vec<String>> =
+            profile.identify.attributes.iter().map(|g| g.iter().map(|p| p.replace("{kind}", profile.kind("en").unwrap_or("thing"))).collect()).collect();
         let vectors = self.attribute_vectors(&groups)?;
         let mut description = Vec::new();
         for (phrases, vectors) in groups.iter().zip(&vectors) {
@@ -128,7 +132,6 @@ impl ClipClassifier {
         let sum: f32 = exp.iter().sum();
         exp.into_iter().map(|e| e / sum).collect()
     }
-
 }
 
 impl ImageClassifier for ClipClassifier {

@@ -325,14 +325,12 @@ impl Engine {
         }
         let mut hits = dedupe_evidence(hits);
         let lead = queries.first().map(String::as_str).unwrap_or_default();
-        match self.rerank_hits(lead, &hits, config) {
-            Ok(Some(scores)) => {
-                for (hit, score) in hits.iter_mut().zip(scores) {
-                    hit.rerank = Some(score);
-                    hit.score = score;
-                }
+        // No reranker, or one that fails: the fused scores stand.
+        if let Ok(Some(scores)) = self.rerank_hits(lead, &hits, config) {
+            for (hit, score) in hits.iter_mut().zip(scores) {
+                hit.rerank = Some(score);
+                hit.score = score;
             }
-            Ok(None) | Err(_) => {}
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         hits.truncate(EVIDENCE_KEPT);
@@ -395,7 +393,12 @@ Output JSON: final_name (one of the candidates or \"uncertain\"), reasoning (sho
     let decided = llm.complete(&request, &mut |_| {}, &|| false).ok().and_then(|done| parse_decision(&done.text, candidates));
     let mut decision = decided.unwrap_or_else(|| Decision {
         final_name: candidates[0].name.clone(),
-        reasoning: if zh { "知识库核对失败（语言模型没有给出可用的回答），保留分类器的首选。" } else { "The knowledge-base check failed (no usable answer from the language model); keeping the classifier's top candidate." }.into(),
+        reasoning: if zh {
+            "知识库核对失败（语言模型没有给出可用的回答），保留分类器的首选。"
+        } else {
+            "The knowledge-base check failed (no usable answer from the language model); keeping the classifier's top candidate."
+        }
+        .into(),
         need_more_info: true,
         followup: if zh { "一张光线充足的清晰侧面照会有帮助。" } else { "A clear side view in good light would help." }.into(),
     });

@@ -54,9 +54,10 @@ pub fn parse_answer(text: &str, labels: &[Label]) -> Option<Classification> {
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     let plausible = !ranked.is_empty();
     let features = &v["visual_features"];
-    let description = features["description"].as_str().map(str::to_string).unwrap_or_else(|| {
-        ["colors", "shape", "patterns"].iter().filter_map(|k| features[k].as_str()).collect::<Vec<_>>().join(", ")
-    });
+    let description = features["description"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| ["colors", "shape", "patterns"].iter().filter_map(|k| features[k].as_str()).collect::<Vec<_>>().join(", "));
     Some(Classification {
         ranked: if plausible { ranked } else { vec![(0, 0.0)] },
         best_similarity: if plausible { 1.0 } else { 0.0 },
@@ -74,10 +75,7 @@ impl ImageClassifier for VisionLlmClassifier {
         if labels.is_empty() {
             return Err(super::no_labels());
         }
-        let names: Vec<String> = labels
-            .iter()
-            .map(|l| format!("{}{}", l.name(), l.latin.as_deref().map(|x| format!(" ({x})")).unwrap_or_default()))
-            .collect();
+        let names: Vec<String> = labels.iter().map(|l| format!("{}{}", l.name(), l.latin.as_deref().map(|x| format!(" ({x})")).unwrap_or_default())).collect();
         let schema = json!({"type": "object", "properties": {
             "top_candidates": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "score": {"type": "number"}}, "required": ["name", "score"]}, "maxItems": 3},
             "visual_features": {"type": "object", "properties": {"description": {"type": "string"}, "colors": {"type": "string"}, "shape": {"type": "string"}, "patterns": {"type": "string"}}},
@@ -93,7 +91,8 @@ impl ImageClassifier for VisionLlmClassifier {
         request.json_schema = Some(schema);
         request.max_tokens = 400;
         let done = self.llm.complete(&request, &mut |_| {}, &|| false).map_err(|e| Error::Embedding(format!("the vision model failed: {e}")))?;
-        parse_answer(&done.text, labels).ok_or_else(|| Error::Embedding(format!("the vision model's answer is not usable JSON: {:?}", done.text.chars().take(160).collect::<String>())))
+        parse_answer(&done.text, labels)
+            .ok_or_else(|| Error::Embedding(format!("the vision model's answer is not usable JSON: {:?}", done.text.chars().take(160).collect::<String>())))
     }
 }
 

@@ -182,25 +182,53 @@ fn embedders() -> Vec<CatalogEntry> {
     vec![
         entry(
             Role::Embedder,
-            Meta { id: "all-minilm-l6-v2", name: "all-MiniLM-L6-v2 (int8)", languages: &["en"], size_bytes: 23_000_000, license: "Apache-2.0", description: "Small, fast, English only. Installed with Kea." },
+            Meta {
+                id: "all-minilm-l6-v2",
+                name: "all-MiniLM-L6-v2 (int8)",
+                languages: &["en"],
+                size_bytes: 23_000_000,
+                license: "Apache-2.0",
+                description: "Small, fast, English only. Installed with Kea.",
+            },
             None,
             text_manifest("all-minilm-l6-v2", "text-embedding", 384, "mean", ("", ""), &["en"]),
         ),
         entry(
             Role::Embedder,
-            Meta { id: "multilingual-e5-small", name: "multilingual-e5-small", languages: &["multilingual"], size_bytes: 470_000_000, license: "MIT", description: "About 100 languages; a Chinese question finds an English passage and back." },
+            Meta {
+                id: "multilingual-e5-small",
+                name: "multilingual-e5-small",
+                languages: &["multilingual"],
+                size_bytes: 470_000_000,
+                license: "MIT",
+                description: "About 100 languages; a Chinese question finds an English passage and back.",
+            },
             text(M::MultilingualE5Small, &TOKENIZER_FILES),
             text_manifest("multilingual-e5-small", "text-embedding", 384, "mean", e5_prefixes, &[]),
         ),
         entry(
             Role::Embedder,
-            Meta { id: "bge-small-zh-v1.5", name: "BGE small zh v1.5", languages: &["zh", "en"], size_bytes: 96_000_000, license: "MIT", description: "Chinese-first retrieval model, small and fast." },
+            Meta {
+                id: "bge-small-zh-v1.5",
+                name: "BGE small zh v1.5",
+                languages: &["zh", "en"],
+                size_bytes: 96_000_000,
+                license: "MIT",
+                description: "Chinese-first retrieval model, small and fast.",
+            },
             text(M::BGESmallZHV15, &TOKENIZER_FILES),
             text_manifest("bge-small-zh-v1.5", "text-embedding", 512, "cls", bge_zh_prefix, &["zh", "en"]),
         ),
         entry(
             Role::Embedder,
-            Meta { id: "bge-m3", name: "BGE-M3", languages: &["multilingual"], size_bytes: 2_270_000_000, license: "MIT", description: "Strong multilingual retrieval (100+ languages); large and slower." },
+            Meta {
+                id: "bge-m3",
+                name: "BGE-M3",
+                languages: &["multilingual"],
+                size_bytes: 2_270_000_000,
+                license: "MIT",
+                description: "Strong multilingual retrieval (100+ languages); large and slower.",
+            },
             text(M::BGEM3, &TOKENIZER_FILES),
             text_manifest("bge-m3", "text-embedding", 1024, "cls", ("", ""), &[]),
         ),
@@ -216,7 +244,14 @@ fn rerankers() -> Vec<CatalogEntry> {
     vec![
         entry(
             Role::Reranker,
-            Meta { id: "bge-reranker-base", name: "BGE reranker base", languages: &["zh", "en"], size_bytes: 1_110_000_000, license: "MIT", description: "Cross-encoder for Chinese and English: sharper ranking and refusal." },
+            Meta {
+                id: "bge-reranker-base",
+                name: "BGE reranker base",
+                languages: &["zh", "en"],
+                size_bytes: 1_110_000_000,
+                license: "MIT",
+                description: "Cross-encoder for Chinese and English: sharper ranking and refusal.",
+            },
             source(M::BGERerankerBase),
             text_manifest("bge-reranker-base", "reranker", 1, "cls", ("", ""), &["zh", "en"]),
         ),
@@ -241,7 +276,14 @@ fn image_models() -> Vec<CatalogEntry> {
     let (text_repo, text_files) = fastembed_text(fastembed::EmbeddingModel::ClipVitB32);
     let mut vision = entry(
         Role::Image,
-        Meta { id: "clip-vit-b-32-vision", name: "CLIP ViT-B/32", languages: &["en"], size_bytes: 352_000_000, license: "MIT", description: "Identifies photos against the labels of your documents (with its text tower)." },
+        Meta {
+            id: "clip-vit-b-32-vision",
+            name: "CLIP ViT-B/32",
+            languages: &["en"],
+            size_bytes: 352_000_000,
+            license: "MIT",
+            description: "Identifies photos against the labels of your documents (with its text tower).",
+        },
         Some(onnx_source(vision_repo, vision_files, &["preprocessor_config.json"])),
         json!({
             "id": "clip-vit-b-32-vision", "kind": "image-embedding", "dim": 512, "max_length": 77, "pooling": "none",
@@ -253,7 +295,14 @@ fn image_models() -> Vec<CatalogEntry> {
     vision.requires = vec!["clip-vit-b-32-text".into()];
     let text = entry(
         Role::Image,
-        Meta { id: "clip-vit-b-32-text", name: "CLIP ViT-B/32 text tower", languages: &["en"], size_bytes: 254_000_000, license: "MIT", description: "The label side of CLIP ViT-B/32 (installed with it)." },
+        Meta {
+            id: "clip-vit-b-32-text",
+            name: "CLIP ViT-B/32 text tower",
+            languages: &["en"],
+            size_bytes: 254_000_000,
+            license: "MIT",
+            description: "The label side of CLIP ViT-B/32 (installed with it).",
+        },
         Some(onnx_source(text_repo, text_files, &TOKENIZER_FILES)),
         text_manifest("clip-vit-b-32-text", "text-embedding", 512, "none", ("", ""), &["en"]),
     );
@@ -272,25 +321,53 @@ fn language_models() -> Vec<CatalogEntry> {
     vec![
         entry(
             Role::Llm,
-            Meta { id: "smollm2-135m-instruct", name: "SmolLM2 135M Instruct", languages: &["en"], size_bytes: 93_000_000, license: "Apache-2.0", description: "Tiny and fast; good for routing, too small to write answers. Installed with Kea." },
+            Meta {
+                id: "smollm2-135m-instruct",
+                name: "SmolLM2 135M Instruct",
+                languages: &["en"],
+                size_bytes: 93_000_000,
+                license: "Apache-2.0",
+                description: "Tiny and fast; good for routing, too small to write answers. Installed with Kea.",
+            },
             None,
             gguf_manifest("smollm2-135m-instruct", true),
         ),
         entry(
             Role::Llm,
-            Meta { id: "gemma-3-270m", name: "Gemma 3 270M", languages: &["multilingual"], size_bytes: 253_000_000, license: "Gemma", description: "Tiny base model. Installed with Kea." },
+            Meta {
+                id: "gemma-3-270m",
+                name: "Gemma 3 270M",
+                languages: &["multilingual"],
+                size_bytes: 253_000_000,
+                license: "Gemma",
+                description: "Tiny base model. Installed with Kea.",
+            },
             None,
             gguf_manifest("gemma-3-270m", false),
         ),
         entry(
             Role::Llm,
-            Meta { id: "qwen2.5-1.5b-instruct", name: "Qwen2.5 1.5B Instruct (Q4_K_M)", languages: &["zh", "en", "multilingual"], size_bytes: 1_120_000_000, license: "Apache-2.0", description: "Capable Chinese and English answers on a laptop CPU." },
+            Meta {
+                id: "qwen2.5-1.5b-instruct",
+                name: "Qwen2.5 1.5B Instruct (Q4_K_M)",
+                languages: &["zh", "en", "multilingual"],
+                size_bytes: 1_120_000_000,
+                license: "Apache-2.0",
+                description: "Capable Chinese and English answers on a laptop CPU.",
+            },
             gguf_source("Qwen/Qwen2.5-1.5B-Instruct-GGUF", "qwen2.5-1.5b-instruct-q4_k_m.gguf"),
             gguf_manifest("qwen2.5-1.5b-instruct", true),
         ),
         entry(
             Role::Llm,
-            Meta { id: "qwen2.5-3b-instruct", name: "Qwen2.5 3B Instruct (Q4_K_M)", languages: &["zh", "en", "multilingual"], size_bytes: 2_100_000_000, license: "Qwen Research", description: "Better answers, needs about 3 GB of memory." },
+            Meta {
+                id: "qwen2.5-3b-instruct",
+                name: "Qwen2.5 3B Instruct (Q4_K_M)",
+                languages: &["zh", "en", "multilingual"],
+                size_bytes: 2_100_000_000,
+                license: "Qwen Research",
+                description: "Better answers, needs about 3 GB of memory.",
+            },
             gguf_source("Qwen/Qwen2.5-3B-Instruct-GGUF", "qwen2.5-3b-instruct-q4_k_m.gguf"),
             gguf_manifest("qwen2.5-3b-instruct", true),
         ),

@@ -144,10 +144,8 @@ impl ModelPaths {
                 continue;
             }
             let text = std::fs::read_to_string(&manifest_path).map_err(|e| Error::io(manifest_path.display().to_string(), e))?;
-            let manifest: ModelManifest = serde_json::from_str(&text).map_err(|e| Error::ModelMissing {
-                model: id.to_string(),
-                reason: format!("{} is not a valid manifest: {e}", manifest_path.display()),
-            })?;
+            let manifest: ModelManifest = serde_json::from_str(&text)
+                .map_err(|e| Error::ModelMissing { model: id.to_string(), reason: format!("{} is not a valid manifest: {e}", manifest_path.display()) })?;
             let model = LocalModel { manifest, dir };
             for file in model.manifest.required_files() {
                 if !model.file(file).is_file() {
@@ -161,10 +159,7 @@ impl ModelPaths {
         }
         Err(Error::ModelMissing {
             model: id.to_string(),
-            reason: format!(
-                "no folder '{id}' with {MANIFEST_FILE} in {} (run `make models`, or set KEA_MODELS_DIR)",
-                self.describe()
-            ),
+            reason: format!("no folder '{id}' with {MANIFEST_FILE} in {} (run `make models`, or set KEA_MODELS_DIR)", self.describe()),
         })
     }
 

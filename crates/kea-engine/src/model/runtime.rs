@@ -18,10 +18,7 @@ pub fn ensure_loaded(paths: &ModelPaths) -> Result<PathBuf> {
             let candidates = candidates(paths);
             let Some(path) = candidates.iter().find(|p| p.is_file()) else {
                 let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-                return Err(format!(
-                    "libonnxruntime not found (looked in: {}); run `make models` or set ORT_DYLIB_PATH",
-                    looked.join(", ")
-                ));
+                return Err(format!("libonnxruntime not found (looked in: {}); run `make models` or set ORT_DYLIB_PATH", looked.join(", ")));
             };
             ort::init_from(path).map(|_| path.clone()).map_err(|e| format!("{}: {e}", path.display()))
         })

@@ -60,9 +60,9 @@ pub fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     // Group adjacent chunks of the same source, in the order of their best hit.
     let mut groups: Vec<Vec<&ChunkRow>> = Vec::new();
     for hit in hits {
-        let adjacent = groups.iter_mut().find(|g| {
-            g.iter().any(|c| c.source == hit.source && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path)
-        });
+        let adjacent = groups
+            .iter_mut()
+            .find(|g| g.iter().any(|c| c.source == hit.source && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path));
         match adjacent {
             Some(group) => group.push(hit),
             None => groups.push(vec![hit]),

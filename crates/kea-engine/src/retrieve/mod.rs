@@ -150,6 +150,9 @@ pub struct Trace {
     pub relevance: Option<Relevance>,
 }
 
+/// `(chunk id, score)` pairs, best first.
+type Ranked = Vec<(u64, f32)>;
+
 /// The pipeline's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Retrieval {
@@ -324,13 +327,7 @@ impl Engine {
 
     /// Rerank probabilities for the shortlist, best first, cut to
     /// `rerank_keep`, with the stage time; `None` when no reranker is set.
-    fn rerank_scores(
-        &self,
-        query: &str,
-        shortlist: &[(u64, f32)],
-        rows: &HashMap<u64, ChunkRow>,
-        config: &RetrievalConfig,
-    ) -> Result<Option<(Vec<(u64, f32)>, f64)>> {
+    fn rerank_scores(&self, query: &str, shortlist: &[(u64, f32)], rows: &HashMap<u64, ChunkRow>, config: &RetrievalConfig) -> Result<Option<(Ranked, f64)>> {
         let t = start();
         let candidates: Vec<(u64, String)> = shortlist
             .iter()
@@ -381,7 +378,7 @@ impl Engine {
     /// Lifts passages in the other language than the query's to compete
     /// with same-language ones (see [`stages::balance_languages`]).
     /// Also returns the other-language ids (BM25 cannot match them).
-    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<(Vec<(u64, f32)>, HashSet<u64>)> {
+    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<(Ranked, HashSet<u64>)> {
         let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
         let other: HashSet<u64> =
             self.store().chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
@@ -478,7 +475,7 @@ mod tests {
         assert_eq!((config.rerank, config.fusion, config.coarse_k), (false, Fusion::Rrf, 50));
         let typo = RetrievalConfig::from_json_strict(r#"{"rerankk": false}"#).unwrap_err().to_string();
         assert!(typo.contains("rerankk"), "typos in a hand-written config are errors: {typo}");
-        assert_eq!(RetrievalConfig::from_json_strict(r#"{"mmr": false}"#).unwrap().mmr, false);
+        assert!(!RetrievalConfig::from_json_strict(r#"{"mmr": false}"#).unwrap().mmr);
         let retired: RetrievalConfig = serde_json::from_str(r#"{"retired_knob": 3, "top_k": 4}"#).unwrap();
         assert_eq!(retired.top_k, 4, "inside the settings file a retired key is ignored");
     }

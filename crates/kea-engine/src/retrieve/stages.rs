@@ -190,8 +190,7 @@ mod tests {
 
     #[test]
     fn mmr_skips_near_duplicates() {
-        let vectors: HashMap<u64, Vec<f32>> =
-            [(1, vec![1.0, 0.0]), (2, vec![0.99, 0.14]), (3, vec![0.0, 1.0])].into_iter().collect();
+        let vectors: HashMap<u64, Vec<f32>> = [(1, vec![1.0, 0.0]), (2, vec![0.99, 0.14]), (3, vec![0.0, 1.0])].into_iter().collect();
         let candidates = [(1, 1.0), (2, 0.95), (3, 0.6)];
         assert_eq!(ids(&mmr(&candidates, &vectors, 0.5, 2)), [1, 3]);
         assert_eq!(ids(&mmr(&candidates, &vectors, 1.0, 2)), [1, 2], "λ = 1 is plain relevance");

@@ -77,9 +77,7 @@ impl Store {
 
     /// The last `limit` messages of a conversation, oldest first.
     pub fn recent_messages(&self, conversation: i64, limit: usize) -> Result<Vec<StoredMessage>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, role, content, citations, route FROM messages WHERE conversation_id = ?1 ORDER BY id DESC LIMIT ?2",
-        )?;
+        let mut stmt = self.conn.prepare("SELECT id, role, content, citations, route FROM messages WHERE conversation_id = ?1 ORDER BY id DESC LIMIT ?2")?;
         let rows = stmt.query_map(params![conversation, limit as i64], |r| {
             let citations: String = r.get(3)?;
             let route: Option<String> = r.get(4)?;

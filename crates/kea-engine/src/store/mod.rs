@@ -170,10 +170,7 @@ impl Store {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            params![key, value],
-        )?;
+        self.conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key, value])?;
         Ok(())
     }
 
@@ -274,8 +271,16 @@ impl Store {
                     )?;
                     for c in chunks {
                         insert.execute(params![
-                            doc_id, c.index as i64, chunks.len() as i64, c.heading_path, c.page, c.byte_start as i64,
-                            c.byte_end as i64, c.text, c.hash, to_blob(&c.embedding)
+                            doc_id,
+                            c.index as i64,
+                            chunks.len() as i64,
+                            c.heading_path,
+                            c.page,
+                            c.byte_start as i64,
+                            c.byte_end as i64,
+                            c.text,
+                            c.hash,
+                            to_blob(&c.embedding)
                         ])?;
                         let id = tx.last_insert_rowid();
                         tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?
@@ -371,9 +376,8 @@ impl Store {
     /// with scores, best first (higher is better). Any text is a safe query.
     pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
         let Some(expression) = segment::match_expression(query) else { return Ok(Vec::new()) };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2",
-        )?;
+        let mut stmt =
+            self.conn.prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2")?;
         let rows = stmt.query_map(params![expression, k as i64], |r| Ok((r.get::<_, i64>(0)? as u64, -r.get::<_, f64>(1)? as f32)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -414,8 +418,7 @@ impl Store {
         if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')", []) {
             problems.push(format!("fts: {e}"));
         }
-        let orphans: i64 =
-            self.conn.query_row("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)", [], |r| r.get(0))?;
+        let orphans: i64 = self.conn.query_row("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)", [], |r| r.get(0))?;
         if orphans > 0 {
             problems.push(format!("{orphans} orphan chunks"));
         }

@@ -54,9 +54,7 @@ fn embeddings_are_found_by_hash() {
 fn failure_and_removal_drop_chunks() {
     let mut store = Store::open_in_memory().unwrap();
     store.apply(&[replace("a.md", vec![chunk(0, "seeds", 0.1)]), replace("b.md", vec![chunk(0, "fruit", 0.2)])]).unwrap();
-    let delta = store
-        .apply(&[DocChange::Failed { file: file("a.md"), message: "broken".into() }, DocChange::Remove { path: "b.md".into() }])
-        .unwrap();
+    let delta = store.apply(&[DocChange::Failed { file: file("a.md"), message: "broken".into() }, DocChange::Remove { path: "b.md".into() }]).unwrap();
     assert_eq!(delta.removed.len(), 2);
     assert_eq!(store.chunk_count().unwrap(), 0);
     let docs = store.documents().unwrap();
