@@ -183,3 +183,13 @@ fn a_document_title_telling_the_router_to_ignore_its_instructions_cannot_break_t
     assert!(route["use_rag"].is_boolean() && route["is_followup"].is_boolean() && route["search_query"].is_string(), "{route}");
     assert!(route.get("hacked").is_none(), "{route}");
 }
+
+#[test]
+fn an_unreachable_language_model_is_an_llm_error_naming_its_address() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let out = sandbox.run(&["ask", "What do cockatiels eat?", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--json"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[llm]") && stderr.contains("127.0.0.1:9"), "{stderr}");
+}

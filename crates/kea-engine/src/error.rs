@@ -13,6 +13,8 @@ pub enum ErrorKind {
     RuntimeMissing,
     /// Running the model failed.
     Embedding,
+    /// The language model failed (unreachable, an error answer, unusable output).
+    Llm,
     /// A document could not be read or parsed (per file; never fatal for a sync).
     Extract,
     /// The SQLite store failed.
@@ -43,6 +45,7 @@ impl ErrorKind {
             ErrorKind::ModelMissing => "model_missing",
             ErrorKind::RuntimeMissing => "runtime_missing",
             ErrorKind::Embedding => "embedding",
+            ErrorKind::Llm => "llm",
             ErrorKind::Extract => "extract",
             ErrorKind::Store => "store",
             ErrorKind::VectorIndex => "vector_index",
@@ -66,6 +69,8 @@ pub enum Error {
     RuntimeMissing(String),
     #[error("embedding failed: {0}")]
     Embedding(String),
+    #[error("the language model failed: {0}")]
+    Llm(String),
     #[error("{path}: {message}")]
     Extract { path: PathBuf, message: String },
     #[error("store error: {0}")]
@@ -102,6 +107,7 @@ impl Error {
             Error::ModelMissing { .. } => ErrorKind::ModelMissing,
             Error::RuntimeMissing(_) => ErrorKind::RuntimeMissing,
             Error::Embedding(_) => ErrorKind::Embedding,
+            Error::Llm(_) => ErrorKind::Llm,
             Error::Extract { .. } => ErrorKind::Extract,
             Error::Store(_) => ErrorKind::Store,
             Error::VectorIndex(_) => ErrorKind::VectorIndex,

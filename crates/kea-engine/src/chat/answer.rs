@@ -267,7 +267,7 @@ pub(super) fn compose(
     sink(ChatEvent::ToolStart { tool: "llm" });
     let completion = llm
         .complete(&request, &mut |token| sink(ChatEvent::Token { text: token.to_string() }), cancelled)
-        .map_err(|e| crate::error::Error::Embedding(format!("the language model failed: {e}")))?;
+        .map_err(|e| crate::error::Error::Llm(e.to_string()))?;
     sink(ChatEvent::ToolEnd {
         tool: "llm",
         ms: crate::retrieve::elapsed_ms(t),

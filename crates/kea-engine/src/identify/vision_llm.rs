@@ -90,9 +90,9 @@ impl ImageClassifier for VisionLlmClassifier {
         let mut request = Request::new(vec![Message::new(Role::User, prompt).with_image(data_url(image)?)]);
         request.json_schema = Some(schema);
         request.max_tokens = 400;
-        let done = self.llm.complete(&request, &mut |_| {}, &|| false).map_err(|e| Error::Embedding(format!("the vision model failed: {e}")))?;
+        let done = self.llm.complete(&request, &mut |_| {}, &|| false).map_err(|e| Error::Llm(format!("the vision model failed: {e}")))?;
         parse_answer(&done.text, labels)
-            .ok_or_else(|| Error::Embedding(format!("the vision model's answer is not usable JSON: {:?}", done.text.chars().take(160).collect::<String>())))
+            .ok_or_else(|| Error::Llm(format!("the vision model's answer is not usable JSON: {:?}", done.text.chars().take(160).collect::<String>())))
     }
 }
 
