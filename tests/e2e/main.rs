@@ -25,6 +25,8 @@ fn router_says_retrieve(query: &str) -> Vec<u8> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+// One user journey through the app, step by step, with a screenshot per step.
+#[allow(clippy::too_many_lines)]
 async fn import_ask_cite_identify_evaluate_and_configure() {
     let answer = ["Cockatiels ", "eat ", "**seeds**, ", "pellets ", "and ", "fresh ", "vegetables ", "[S1]."];
     let llm = scripted(vec![router_says_retrieve("cockatiel diet"), sse_tokens(&answer)]);

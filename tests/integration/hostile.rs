@@ -34,6 +34,8 @@ fn pseudo_random(n: usize, seed: u32) -> Vec<u8> {
 }
 
 /// Writes the hostile corpus under `dir`; returns how many entries it made.
+// The hostile corpus: one short case after another.
+#[allow(clippy::too_many_lines)]
 fn write_hostile(dir: &Path, outside: &Path) -> usize {
     std::fs::create_dir_all(dir).unwrap();
     let pdf = std::fs::read(repo_root().join("knowledge/guides/cage-setup.pdf")).unwrap();

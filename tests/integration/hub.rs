@@ -75,6 +75,8 @@ fn git_blob_id(bytes: &[u8]) -> String {
     hex(&h.finalize())
 }
 
+// The fixture hub's whole HTTP behaviour (ranges, failures, auth) in one match.
+#[allow(clippy::too_many_lines)]
 fn serve(stream: TcpStream, state: &Mutex<HubState>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();

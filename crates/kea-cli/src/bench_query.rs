@@ -71,6 +71,8 @@ fn random_unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
     v.into_iter().map(|x| x / norm).collect()
 }
 
+// A benchmark script: set-up, then each timed phase in order, read top to bottom.
+#[allow(clippy::too_many_lines)]
 pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<QueryFigures> {
     let tmp = tempfile::tempdir()?;
     let knowledge = tmp.path().join("knowledge");

@@ -47,6 +47,8 @@ fn disk_and_index(engine: &Engine, root: &Path) -> anyhow::Result<(Vec<FileState
     Ok((disk, index))
 }
 
+// A benchmark script: set-up, then each timed phase in order, read top to bottom.
+#[allow(clippy::too_many_lines)]
 pub fn run(files: usize, seconds: f64, paths: Option<ModelPaths>) -> anyhow::Result<StormFigures> {
     let tmp = tempfile::tempdir()?;
     let knowledge = tmp.path().join("knowledge");

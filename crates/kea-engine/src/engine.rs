@@ -11,7 +11,8 @@ use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
-use crate::rerank::{OnnxReranker, Reranker};
+use crate::rerank::{CrossEncoder, RerankCache, Reranker};
+use crate::retrieve::{Hit, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
 use crate::store::{DocRecord, Store};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
 
@@ -115,13 +116,13 @@ pub struct Engine {
     /// query never waits behind an ingest batch (the watcher may be indexing).
     query_embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// Loaded on first use; a load failure is kept so queries fall back fast.
-    reranker: Mutex<Option<std::result::Result<Box<dyn Reranker>, String>>>,
+    reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
     pub(crate) sync_lock: Mutex<()>,
     vectors_rebuilt_on_open: bool,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
-    pub(crate) llm_rerank_cache: crate::chat::enhance::RerankCache,
+    pub(crate) llm_rerank_cache: RerankCache,
     /// The knowledge folder's `kea.toml` (re-read at every sync).
     pub(crate) profile: RwLock<crate::profile::Profile>,
 }
@@ -208,13 +209,14 @@ impl Engine {
         }
     }
 
+    /// The current label set (names in front matter, keys from the profile).
+    pub fn labels(&self) -> Result<Vec<crate::labels::Label>> {
+        Ok(crate::labels::labels_from_documents(&self.store().documents()?, &self.profile().labels))
+    }
+
     /// The collection profile (what the knowledge folder is about).
     pub fn profile(&self) -> crate::profile::Profile {
         self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub(crate) fn model_languages(&self) -> &[String] {
-        &self.model_languages
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -249,9 +251,24 @@ impl Engine {
         f(slot.as_deref_mut().expect("embedder was just loaded"))
     }
 
+    /// The retrieval pipeline over this engine's store, vectors and models.
+    pub fn retriever(&self) -> Retriever<'_> {
+        Retriever::new(&self.store, &self.vectors, self)
+    }
+
+    /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]).
+    pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        self.retriever().retrieve(query, config)
+    }
+
+    /// The single-retriever or hybrid search behind `kea search`.
+    pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
+        Ok(self.retrieve(query, &mode.config(top_k))?.hits)
+    }
+
     /// Embeds a query with the query instance of the model (loaded on first
     /// use; the ingest instance loads too only if the store must switch model).
-    pub(crate) fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+    fn embed_query_text(&self, query: &str) -> Result<Vec<f32>> {
         let mut slot = self.query_embedder.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let options = crate::embed::EmbedOptions { threads: Some(1), ..self.config.embed.clone() };
@@ -265,13 +282,13 @@ impl Engine {
         slot.as_deref_mut().expect("query embedder was just loaded").embed_query(query)
     }
 
-    /// Runs `f` with the reranker, loading it on first use. `Ok(None)` when
-    /// none is configured; a reranker that failed to load is an error.
-    pub(crate) fn with_reranker<T>(&self, f: impl FnOnce(&mut dyn Reranker) -> Result<T>) -> Result<Option<T>> {
+    /// Runs `f` with the cross-encoder, loading it on first use. `Ok(None)`
+    /// when none is configured; one that failed to load is an error.
+    fn with_cross_encoder<T>(&self, f: impl FnOnce(&mut dyn Reranker) -> Result<T>) -> Result<Option<T>> {
         let Some(id) = &self.config.reranker_id else { return Ok(None) };
         let mut slot = self.reranker.lock().unwrap_or_else(|p| p.into_inner());
         let loaded = slot.get_or_insert_with(|| {
-            OnnxReranker::load(&self.config.model_paths, id, &self.config.embed).map(|r| Box::new(r) as Box<dyn Reranker>).map_err(|e| e.to_string())
+            CrossEncoder::load(&self.config.model_paths, id, &self.config.embed).map(|r| Box::new(r) as Box<dyn Reranker + Send>).map_err(|e| e.to_string())
         });
         match loaded {
             Ok(reranker) => f(reranker.as_mut()).map(Some),
@@ -308,7 +325,7 @@ impl Engine {
     pub fn reembed_cost(&self) -> Result<ReembedCost> {
         let store = self.store();
         let chunks = store.chunk_count()?;
-        let per_chunk_ms: f64 = store.meta(crate::ingest::EMBED_MS_PER_CHUNK)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
+        let per_chunk_ms: f64 = store.meta(crate::store::EMBED_MS_PER_CHUNK)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
         Ok(ReembedCost {
             indexed_model: store.model()?.map(|m| m.0),
             documents: store.documents()?.len(),
@@ -362,5 +379,19 @@ impl Engine {
 
     pub fn knowledge_dir(&self) -> &Path {
         &self.config.knowledge_dir
+    }
+}
+
+impl QueryModels for Engine {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        self.embed_query_text(query)
+    }
+
+    fn cross_encode(&self, query: &str, passages: &[String]) -> Result<Option<Vec<f32>>> {
+        self.with_cross_encoder(|r| r.score(query, passages))
+    }
+
+    fn languages(&self) -> &[String] {
+        &self.model_languages
     }
 }

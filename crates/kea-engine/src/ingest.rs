@@ -96,7 +96,7 @@ impl Engine {
         }
         if run.report.embedded >= MEASURE_MIN_CHUNKS {
             let per_chunk = run.embed_ms / run.report.embedded as f64;
-            self.store().set_meta(EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
+            self.store().set_meta(crate::store::EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
         }
         let mut report = run.report;
         {
@@ -148,28 +148,7 @@ impl Engine {
         if doc.title.is_none() {
             doc.title = names.first().cloned().or_else(|| file.abs.file_stem().map(|s| s.to_string_lossy().into_owned()));
         }
-        let mut prepared: Vec<PreparedChunk> = chunks
-            .into_iter()
-            .map(|c| {
-                let (own, searchable) = names_for_chunk(&names, &c);
-                let embedding_text = c.embedding_text(doc.title.as_deref(), &own);
-                let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
-                PreparedChunk {
-                    chunk: NewChunk {
-                        index: c.index,
-                        heading_path: c.heading_path,
-                        page: c.page,
-                        byte_start: c.range.start,
-                        byte_end: c.range.end,
-                        text: c.text,
-                        names: searchable,
-                        hash,
-                        embedding: Vec::new(),
-                    },
-                    embedding_text,
-                }
-            })
-            .collect();
+        let mut prepared: Vec<PreparedChunk> = chunks.into_iter().map(|c| prepare_chunk(c, doc.title.as_deref(), &names)).collect();
         let hashes: Vec<&str> = prepared.iter().map(|c| c.chunk.hash.as_str()).collect();
         match self.store().embeddings_for_hashes(&hashes) {
             Ok(known) => {
@@ -183,6 +162,28 @@ impl Engine {
         }
         let front_matter = serde_json::to_string(&doc.front_matter).unwrap_or_else(|_| "{}".into());
         Prepared::Content { content_hash, title: doc.title, front_matter, chunks: prepared }
+    }
+}
+
+/// A chunk as stored, with the text its embedding is of (title, heading,
+/// own-language names and text) and that text's hash.
+fn prepare_chunk(c: crate::chunk::Chunk, title: Option<&str>, names: &[String]) -> PreparedChunk {
+    let (own, searchable) = names_for_chunk(names, &c);
+    let embedding_text = c.embedding_text(title, &own);
+    let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
+    PreparedChunk {
+        chunk: NewChunk {
+            index: c.index,
+            heading_path: c.heading_path,
+            page: c.page,
+            byte_start: c.range.start,
+            byte_end: c.range.end,
+            text: c.text,
+            names: searchable,
+            hash,
+            embedding: Vec::new(),
+        },
+        embedding_text,
     }
 }
 
@@ -255,8 +256,6 @@ fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u
 }
 
 /// The state of one sync while batches are flushed.
-/// Store meta key: the model's measured milliseconds per chunk.
-pub(crate) const EMBED_MS_PER_CHUNK: &str = "embed_ms_per_chunk";
 /// Fewer embedded chunks than this say little about the model's speed.
 const MEASURE_MIN_CHUNKS: usize = 8;
 

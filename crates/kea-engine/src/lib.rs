@@ -14,6 +14,7 @@ pub mod frontmatter;
 pub mod identify;
 pub mod import;
 mod ingest;
+pub mod labels;
 mod manage;
 pub mod model;
 pub mod profile;

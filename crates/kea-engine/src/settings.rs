@@ -248,6 +248,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_enhance_object_is_read_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(Settings::FILE_NAME), r#"{"enhance": {"query_expansion": true, "max_summary_length": 200}}"#).unwrap();
+        let (settings, warning) = Settings::load_or_default(dir.path());
+        assert!(warning.is_none() && settings.enhance.query_expansion);
+        assert_eq!(settings.enhance.max_summary_length, 200);
+    }
+
+    #[test]
     fn settings_round_trip_with_owner_only_permissions() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("nested").join(Settings::FILE_NAME);

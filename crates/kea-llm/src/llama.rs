@@ -188,21 +188,7 @@ impl Session<'_> {
         if tokens.len() + 8 >= n_ctx {
             return Err(LlmError::Generation(format!("the prompt has {} tokens; the context holds {n_ctx}", tokens.len())));
         }
-        // Reuse the cached prefix; always evaluate at least the last token.
-        let mut keep = self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
-        keep = keep.min(tokens.len() - 1);
-        ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None).map_err(|e| LlmError::Generation(e.to_string()))?;
-        self.cached.truncate(keep);
-        let mut batch = LlamaBatch::new(BATCH, 1);
-        for (start, part) in tokens[keep..].chunks(BATCH).enumerate().map(|(i, p)| (keep + i * BATCH, p)) {
-            batch.clear();
-            for (offset, &token) in part.iter().enumerate() {
-                let pos = start + offset;
-                batch.add(token, pos as i32, &[0], pos == tokens.len() - 1).map_err(|e| LlmError::Generation(e.to_string()))?;
-            }
-            ctx.decode(&mut batch).map_err(|e| LlmError::Generation(format!("prompt evaluation failed: {e}")))?;
-            self.cached.extend_from_slice(part);
-        }
+        let mut batch = self.evaluate_prompt(ctx, &tokens)?;
         let mut sampler = self.sampler(request)?;
         let mut text = String::new();
         let mut pending: Vec<u8> = Vec::new();
@@ -245,6 +231,25 @@ impl Session<'_> {
             self.cached.push(token);
         };
         Ok(Completion { text, tokens: generated, prompt_tokens: tokens.len(), first_token_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, finish })
+    }
+
+    /// Evaluates the prompt after the prefix already in the KV cache (at
+    /// least its last token); the returned batch holds the last position.
+    fn evaluate_prompt(&mut self, ctx: &mut LlamaContext<'_>, tokens: &[LlamaToken]) -> Result<LlamaBatch<'static>, LlmError> {
+        let keep = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count().min(tokens.len() - 1);
+        ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None).map_err(|e| LlmError::Generation(e.to_string()))?;
+        self.cached.truncate(keep);
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        for (start, part) in tokens[keep..].chunks(BATCH).enumerate().map(|(i, p)| (keep + i * BATCH, p)) {
+            batch.clear();
+            for (offset, &token) in part.iter().enumerate() {
+                let pos = start + offset;
+                batch.add(token, pos as i32, &[0], pos == tokens.len() - 1).map_err(|e| LlmError::Generation(e.to_string()))?;
+            }
+            ctx.decode(&mut batch).map_err(|e| LlmError::Generation(format!("prompt evaluation failed: {e}")))?;
+            self.cached.extend_from_slice(part);
+        }
+        Ok(batch)
     }
 
     fn sampler(&self, request: &Request) -> Result<LlamaSampler, LlmError> {

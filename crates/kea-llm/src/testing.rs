@@ -73,3 +73,38 @@ pub fn scripted(responses: Vec<Vec<u8>>) -> Scripted {
     });
     Scripted { url, bodies }
 }
+
+/// A provider answering each request with the next canned text (then
+/// empty text), counting the requests: the LLM boundary in unit tests of
+/// code that only parses what a model says.
+pub struct Canned {
+    answers: Mutex<Vec<String>>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Canned {
+    pub fn new(answers: &[&str]) -> Canned {
+        Canned { answers: Mutex::new(answers.iter().rev().map(|a| a.to_string()).collect()), calls: Default::default() }
+    }
+
+    /// Requests answered so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl crate::Provider for Canned {
+    fn kind(&self) -> crate::ProviderKind {
+        crate::ProviderKind::Openai
+    }
+
+    fn describe(&self) -> String {
+        "canned answers".into()
+    }
+
+    fn complete(&self, _: &crate::Request, _: &mut dyn FnMut(&str), _: &(dyn Fn() -> bool + Sync)) -> Result<crate::Completion, crate::LlmError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let text = self.answers.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
+        Ok(crate::Completion { text, tokens: 1, prompt_tokens: 1, first_token_ms: None, total_ms: 1.0, finish: crate::Finish::Stop })
+    }
+}

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::retrieve::{elapsed_ms as ms, RetrievalConfig, Trace};
+use crate::retrieve::{elapsed_ms as ms, Retrieval, RetrievalConfig, Trace};
 pub use answer::Citation;
 pub use router::{DecidedBy, Route, RouterMode};
 
@@ -90,17 +90,7 @@ impl Engine {
         if question.is_empty() {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
-        let (chat_id, subject, history) = {
-            let store = self.store();
-            let (id, subject) = match chat_id {
-                Some(id) => {
-                    let c = store.conversation(id)?.ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?;
-                    (c.id, c.subject)
-                }
-                None => (store.create_conversation(&question.chars().take(60).collect::<String>())?, None),
-            };
-            (id, subject, store.recent_messages(id, options.history_messages)?)
-        };
+        let (chat_id, subject, history) = self.open_conversation(chat_id, question, options.history_messages)?;
         sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
 
         let t = Instant::now();
@@ -109,32 +99,7 @@ impl Engine {
         let (route, router_fallback) = router::decide(options.router, llm, question, subject.as_deref(), topic.as_deref(), cancelled);
         sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
 
-        let mut retrieval = None;
-        if route.use_rag {
-            let t = Instant::now();
-            sink(ChatEvent::ToolStart { tool: "retrieval" });
-            let mut queries = vec![route.search_query.clone()];
-            if options.enhance.query_expansion {
-                queries.extend(enhance::expand_query(llm, question));
-            }
-            let mut result = self.retrieve_queries(&queries, &options.retrieval)?;
-            if options.enhance.llm_rerank {
-                let (kept, note) = enhance::llm_rerank(llm, &route.search_query, std::mem::take(&mut result.hits), &options.enhance, &self.llm_rerank_cache);
-                result.trace.fallbacks.extend(note);
-                let chunks: Vec<_> = kept.iter().map(|h| h.chunk.clone()).collect();
-                result.context = crate::retrieve::context::assemble(&chunks, options.retrieval.context_tokens);
-                result.hits = kept;
-            }
-            let summary = serde_json::json!({
-                "query": route.search_query,
-                "hits": result.hits.len(),
-                "blocks": result.context.blocks.iter().map(|b| format!("{} {} | {}", b.label, b.source, b.heading_path)).collect::<Vec<_>>(),
-                "fallbacks": result.trace.fallbacks,
-            });
-            sink(ChatEvent::ToolEnd { tool: "retrieval", ms: ms(t), output: summary });
-            retrieval = Some(result);
-        }
-
+        let retrieval = if route.use_rag { Some(self.retrieve_for_chat(llm, question, &route, options, sink)?) } else { None };
         let summaries = match (&retrieval, options.enhance.summary) {
             (Some(r), true) => {
                 let t = Instant::now();
@@ -150,23 +115,73 @@ impl Engine {
         answer.summaries = summaries;
         answer.chat_id = chat_id;
         answer.router_fallback = router_fallback;
-        let labels = if answer.refused { Vec::new() } else { self.labels()? };
-        {
-            let store = self.store();
-            // What was just talked about becomes the subject for follow-ups:
-            // a label's names in both languages, else the document's title.
-            if let (false, Some(hit)) = (answer.refused, retrieval.as_ref().and_then(|r| r.hits.first())) {
-                let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
-                if let Some(subject) = label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone()) {
-                    store.set_subject(chat_id, &subject)?;
-                }
-            }
-            store.add_message(chat_id, "user", question, &serde_json::json!([]), None)?;
-            let route_json = serde_json::to_value(&answer.route).unwrap_or_default();
-            store.add_message(chat_id, "assistant", &answer.answer, &serde_json::to_value(&answer.citations).unwrap_or_default(), Some(&route_json))?;
-        }
+        self.remember(chat_id, question, &answer, retrieval.as_ref())?;
         sink(ChatEvent::Final { answer: Box::new(answer.clone()) });
         Ok(answer)
+    }
+
+    /// The conversation's id, subject and recent messages (a new one when `None`).
+    fn open_conversation(&self, chat_id: Option<i64>, question: &str, history: usize) -> Result<(i64, Option<String>, Vec<crate::store::StoredMessage>)> {
+        let store = self.store();
+        let (id, subject) = match chat_id {
+            Some(id) => {
+                let c = store.conversation(id)?.ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?;
+                (c.id, c.subject)
+            }
+            None => (store.create_conversation(&question.chars().take(60).collect::<String>())?, None),
+        };
+        Ok((id, subject, store.recent_messages(id, history)?))
+    }
+
+    /// Retrieval for a routed question: the search query and any expansions
+    /// through the [`crate::retrieve::Retriever`], then the opt-in LLM rerank.
+    fn retrieve_for_chat(
+        &self,
+        llm: &dyn Provider,
+        question: &str,
+        route: &Route,
+        options: &ChatOptions,
+        sink: &mut dyn FnMut(ChatEvent),
+    ) -> Result<Retrieval> {
+        let t = Instant::now();
+        sink(ChatEvent::ToolStart { tool: "retrieval" });
+        let mut queries = vec![route.search_query.clone()];
+        if options.enhance.query_expansion {
+            queries.extend(enhance::expand_query(llm, question));
+        }
+        let mut result = self.retriever().retrieve_queries(&queries, &options.retrieval)?;
+        if options.enhance.llm_rerank {
+            let (kept, note) = enhance::apply_llm_rerank(llm, &self.llm_rerank_cache, &route.search_query, std::mem::take(&mut result.hits), &options.enhance);
+            result.trace.fallbacks.extend(note);
+            let chunks: Vec<_> = kept.iter().map(|h| h.chunk.clone()).collect();
+            result.context = crate::retrieve::context::assemble(&chunks, options.retrieval.context_tokens);
+            result.hits = kept;
+        }
+        let summary = serde_json::json!({
+            "query": route.search_query,
+            "hits": result.hits.len(),
+            "blocks": result.context.blocks.iter().map(|b| format!("{} {} | {}", b.label, b.source, b.heading_path)).collect::<Vec<_>>(),
+            "fallbacks": result.trace.fallbacks,
+        });
+        sink(ChatEvent::ToolEnd { tool: "retrieval", ms: ms(t), output: summary });
+        Ok(result)
+    }
+
+    /// Saves the exchange; what was just talked about becomes the subject
+    /// for follow-ups: a label's names in both languages, else the document's title.
+    fn remember(&self, chat_id: i64, question: &str, answer: &ChatAnswer, retrieval: Option<&Retrieval>) -> Result<()> {
+        let labels = if answer.refused { Vec::new() } else { self.labels()? };
+        let store = self.store();
+        if let (false, Some(hit)) = (answer.refused, retrieval.and_then(|r| r.hits.first())) {
+            let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
+            if let Some(subject) = label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone()) {
+                store.set_subject(chat_id, &subject)?;
+            }
+        }
+        store.add_message(chat_id, "user", question, &serde_json::json!([]), None)?;
+        let route_json = serde_json::to_value(&answer.route).unwrap_or_default();
+        store.add_message(chat_id, "assistant", &answer.answer, &serde_json::to_value(&answer.citations).unwrap_or_default(), Some(&route_json))?;
+        Ok(())
     }
 
     pub fn conversations(&self) -> Result<Vec<crate::store::Conversation>> {

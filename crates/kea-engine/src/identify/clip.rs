@@ -7,10 +7,10 @@
 use fastembed::{ImageEmbedding, ImageInitOptionsUserDefined, UserDefinedImageEmbeddingModel};
 use image::DynamicImage;
 
-use super::labels::Label;
 use super::ImageClassifier;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
+use crate::labels::Label;
 use crate::model::{runtime, ModelPaths};
 use crate::profile::Profile;
 use crate::vectors::cosine;

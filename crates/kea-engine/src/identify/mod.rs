@@ -9,7 +9,6 @@
 
 pub mod clip;
 pub mod image_input;
-pub mod labels;
 pub mod vision_llm;
 
 use std::collections::HashSet;
@@ -22,10 +21,10 @@ use serde_json::json;
 use crate::chat::{ChatEvent, Citation};
 use crate::engine::Engine;
 use crate::error::Result;
+pub use crate::labels::Label;
 use crate::profile::Profile;
-use crate::retrieve::{Hit, RetrievalConfig};
+use crate::retrieve::{Hit, RetrievalConfig, Retriever};
 pub use clip::{Classification, ClipClassifier, DEFAULT_IMAGE_MODEL};
-pub use labels::Label;
 pub use vision_llm::VisionLlmClassifier;
 
 /// Ranks the labels for a photo (CLIP zero-shot, or a vision LLM).
@@ -217,11 +216,6 @@ pub(crate) fn no_labels() -> crate::error::Error {
 }
 
 impl Engine {
-    /// The current label set (names in front matter, keys from the profile).
-    pub fn labels(&self) -> Result<Vec<Label>> {
-        Ok(labels::labels_from_documents(&self.store().documents()?, &self.profile().labels))
-    }
-
     /// Identifies what `image_bytes` shows with `classifier`: a confident
     /// result quotes the label's best passage; a doubtful one is checked
     /// against merged, reranked evidence and `llm` decides (when it may
@@ -236,34 +230,10 @@ impl Engine {
         options: &IdentifyOptions,
         sink: &mut dyn FnMut(ChatEvent),
     ) -> Result<Identification> {
-        let mut timings = serde_json::Map::new();
-        let mut stage = |name: &'static str, t: Instant, sink: &mut dyn FnMut(ChatEvent), output: serde_json::Value| {
-            let ms = crate::retrieve::elapsed_ms(t);
-            timings.insert(name.into(), json!(ms));
-            sink(ChatEvent::ToolEnd { tool: name, ms, output });
-        };
+        let mut stages = StageTimes::default();
         let profile = self.profile();
         let words = Words::new(&profile, &options.lang);
-        let t = Instant::now();
-        sink(ChatEvent::ToolStart { tool: "decode" });
-        let image = image_input::decode_image(image_bytes)?;
-        stage("decode", t, sink, json!({"width": image.width(), "height": image.height()}));
-
-        let labels = self.labels()?;
-        let t = Instant::now();
-        sink(ChatEvent::ToolStart { tool: "classify" });
-        if labels.is_empty() {
-            return Err(no_labels());
-        }
-        let c = classifier.classify(&image, &labels, &profile)?;
-        let candidates: Vec<Candidate> = c
-            .ranked
-            .iter()
-            .take(3)
-            .map(|&(i, p)| Candidate { name: labels[i].name().to_string(), zh: labels[i].zh.clone(), latin: labels[i].latin.clone(), probability: p })
-            .collect();
-        stage("classify", t, sink, json!({"classifier": classifier.describe(), "candidates": candidates, "best_similarity": c.best_similarity}));
-
+        let (c, candidates, labels) = self.classify_photo(classifier, image_bytes, &profile, &mut stages, sink)?;
         let top = candidates[0].clone();
         let level = options.level(top.probability);
         let in_kb = c.best_similarity >= c.min_similarity;
@@ -283,14 +253,15 @@ impl Engine {
         };
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "retrieval" });
+        let retriever = self.retriever();
         let evidence = if !in_kb {
             result.reply = words.not_in_knowledge_base(words.name(&top));
             None
         } else if used_retrieval {
             result.queries = build_queries(&candidates, &c.visual_description, &options.lang, &profile);
-            Some(self.merged_evidence(&result.queries, &options.retrieval)?)
+            Some(merged_evidence(&retriever, &result.queries, &options.retrieval)?)
         } else {
-            Some(self.label_passages(&labels, &top.name, words.zh, &options.retrieval)?)
+            Some(label_passages(&retriever, &labels, &top.name, words.zh, &options.retrieval)?)
         };
         let context = evidence.map(|hits| {
             let chunks: Vec<_> = hits.iter().map(|h| h.chunk.clone()).collect();
@@ -299,55 +270,49 @@ impl Engine {
         if let Some(context) = &context {
             result.evidence = context.blocks.iter().map(Citation::from).collect();
         }
-        stage("retrieval", t, sink, json!({"queries": result.queries, "evidence": result.evidence.len()}));
-
+        stages.end("retrieval", t, sink, json!({"queries": result.queries, "evidence": result.evidence.len()}));
         if let (true, Some(context)) = (used_retrieval && llm.writes_answers(), &context) {
             let t = Instant::now();
             sink(ChatEvent::ToolStart { tool: "decision" });
             result.decision = Some(decide(llm, &candidates, &c.visual_description, context, words.zh));
-            stage("decision", t, sink, serde_json::to_value(&result.decision).unwrap_or_default());
+            stages.end("decision", t, sink, serde_json::to_value(&result.decision).unwrap_or_default());
         }
         if in_kb {
             result.reply = compose_reply(&result, &candidates, context.as_ref(), &words);
         }
         result.chat_id = Some(self.record_identification(chat_id, &result, &labels, &words)?);
-        result.timings_ms = timings;
+        result.timings_ms = stages.0;
         Ok(result)
     }
 
-    /// Evidence for a doubtful result: each query's best hits, merged,
-    /// deduplicated and reranked against the first query (cross-encoder
-    /// when installed, else the fused score).
-    fn merged_evidence(&self, queries: &[String], config: &RetrievalConfig) -> Result<Vec<Hit>> {
-        let mut hits = Vec::new();
-        for query in queries {
-            hits.extend(self.retrieve(query, config)?.hits.into_iter().take(EVIDENCE_PER_QUERY));
+    /// Decodes the photo and ranks the labels for it; the top three are the candidates.
+    fn classify_photo(
+        &self,
+        classifier: &mut dyn ImageClassifier,
+        image_bytes: &[u8],
+        profile: &Profile,
+        stages: &mut StageTimes,
+        sink: &mut dyn FnMut(ChatEvent),
+    ) -> Result<(Classification, Vec<Candidate>, Vec<Label>)> {
+        let t = Instant::now();
+        sink(ChatEvent::ToolStart { tool: "decode" });
+        let image = image_input::decode_image(image_bytes)?;
+        stages.end("decode", t, sink, json!({"width": image.width(), "height": image.height()}));
+        let labels = self.labels()?;
+        let t = Instant::now();
+        sink(ChatEvent::ToolStart { tool: "classify" });
+        if labels.is_empty() {
+            return Err(no_labels());
         }
-        let mut hits = dedupe_evidence(hits);
-        let lead = queries.first().map(String::as_str).unwrap_or_default();
-        // No reranker, or one that fails: the fused scores stand.
-        if let Ok(Some(scores)) = self.rerank_hits(lead, &hits, config) {
-            for (hit, score) in hits.iter_mut().zip(scores) {
-                hit.rerank = Some(score);
-                hit.score = score;
-            }
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(EVIDENCE_KEPT);
-        Ok(hits)
-    }
-
-    /// The best passages about one label, from its own documents, those in
-    /// the reply's language first.
-    fn label_passages(&self, labels: &[Label], name: &str, zh: bool, config: &RetrievalConfig) -> Result<Vec<Hit>> {
-        let Some(label) = labels.iter().find(|l| l.name() == name) else { return Ok(Vec::new()) };
-        // What a photo's viewer wants first: how it looks.
-        let query = if zh { format!("{} 外形特征", label.zh.as_deref().unwrap_or(name)) } else { format!("{name} appearance identification") };
-        let mut hits: Vec<Hit> = self.retrieve(&query, config)?.hits.into_iter().filter(|h| label.sources.contains(&h.chunk.source)).collect();
-        let lang = if zh { "zh" } else { "en" };
-        hits.sort_by_key(|h| crate::retrieve::text_language(&h.chunk.text) != lang);
-        hits.truncate(2);
-        Ok(hits)
+        let c = classifier.classify(&image, &labels, profile)?;
+        let candidates: Vec<Candidate> = c
+            .ranked
+            .iter()
+            .take(3)
+            .map(|&(i, p)| Candidate { name: labels[i].name().to_string(), zh: labels[i].zh.clone(), latin: labels[i].latin.clone(), probability: p })
+            .collect();
+        stages.end("classify", t, sink, json!({"classifier": classifier.describe(), "candidates": candidates, "best_similarity": c.best_similarity}));
+        Ok((c, candidates, labels))
     }
 
     /// Saves the photo and the reply in the conversation (created when
@@ -369,6 +334,53 @@ impl Engine {
             store.set_subject(id, &label.subject())?;
         }
         Ok(id)
+    }
+}
+
+/// Evidence for a doubtful result: each query's best hits, merged,
+/// deduplicated and reranked against the first query (cross-encoder
+/// when installed, else the fused score).
+fn merged_evidence(retriever: &Retriever, queries: &[String], config: &RetrievalConfig) -> Result<Vec<Hit>> {
+    let mut hits = Vec::new();
+    for query in queries {
+        hits.extend(retriever.retrieve(query, config)?.hits.into_iter().take(EVIDENCE_PER_QUERY));
+    }
+    let mut hits = dedupe_evidence(hits);
+    let lead = queries.first().map(String::as_str).unwrap_or_default();
+    // No reranker, or one that fails: the fused scores stand.
+    if let Ok(Some(scores)) = retriever.cross_encoder_scores(lead, &hits, config) {
+        for (hit, score) in hits.iter_mut().zip(scores) {
+            hit.rerank = Some(score);
+            hit.score = score;
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(EVIDENCE_KEPT);
+    Ok(hits)
+}
+
+/// The best passages about one label, from its own documents, those in
+/// the reply's language first.
+fn label_passages(retriever: &Retriever, labels: &[Label], name: &str, zh: bool, config: &RetrievalConfig) -> Result<Vec<Hit>> {
+    let Some(label) = labels.iter().find(|l| l.name() == name) else { return Ok(Vec::new()) };
+    // What a photo's viewer wants first: how it looks.
+    let query = if zh { format!("{} 外形特征", label.zh.as_deref().unwrap_or(name)) } else { format!("{name} appearance identification") };
+    let mut hits: Vec<Hit> = retriever.retrieve(&query, config)?.hits.into_iter().filter(|h| label.sources.contains(&h.chunk.source)).collect();
+    let lang = if zh { "zh" } else { "en" };
+    hits.sort_by_key(|h| crate::retrieve::text_language(&h.chunk.text) != lang);
+    hits.truncate(2);
+    Ok(hits)
+}
+
+/// Stage timings of one identification, each also reported to the sink.
+#[derive(Default)]
+struct StageTimes(serde_json::Map<String, serde_json::Value>);
+
+impl StageTimes {
+    fn end(&mut self, name: &'static str, t: Instant, sink: &mut dyn FnMut(ChatEvent), output: serde_json::Value) {
+        let ms = crate::retrieve::elapsed_ms(t);
+        self.0.insert(name.into(), json!(ms));
+        sink(ChatEvent::ToolEnd { tool: name, ms, output });
     }
 }
 

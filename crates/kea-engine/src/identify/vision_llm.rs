@@ -9,9 +9,9 @@ use kea_llm::{json::extract_object, Message, Provider, Request, Role};
 use serde_json::json;
 
 use super::clip::Classification;
-use super::labels::Label;
 use super::ImageClassifier;
 use crate::error::{Error, Result};
+use crate::labels::Label;
 use crate::profile::Profile;
 
 /// The longest side of the image sent to the model.

@@ -1,23 +1,25 @@
 //! The retrieval pipeline, the same for every caller (CLI search, chat,
 //! image identification, eval): query preparation → dense (usearch) and
 //! sparse (FTS5 BM25 over segmented words) → fusion → MMR → cross-encoder
-//! rerank → two-layer filter → cited context. Every stage records its
-//! candidates, scores and time in a [`Trace`], with the fallbacks that fired.
+//! rerank → two-layer filter → cited context, run by a [`Retriever`]. Every
+//! stage records its candidates, scores and time in a [`Trace`], with the
+//! fallbacks that fired. This file holds the pipeline's types and knobs.
 
 pub mod context;
 pub mod relevance;
+mod retriever;
 pub mod stages;
 
-use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::rerank::Reranker;
 use crate::store::ChunkRow;
 pub use context::{Context, ContextBlock};
 pub use relevance::Relevance;
+pub use retriever::{QueryModels, Retriever};
 
 /// How dense and sparse scores are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,201 +195,28 @@ fn start() -> Timer {
     Timer(Instant::now())
 }
 
-impl Engine {
-    /// Runs the retrieval pipeline for `query`.
-    pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retrieve_queries(&[query.to_string()], config)
-    }
-
-    /// Runs the pipeline for several phrasings of one question (query
-    /// expansion): each is retrieved, and a chunk keeps its best score per
-    /// retriever before fusion. The first query is the main one.
-    pub fn retrieve_queries(&self, queries: &[String], config: &RetrievalConfig) -> Result<Retrieval> {
-        let total = start();
-        let prepared_all: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).collect();
-        let Some(prepared) = prepared_all.first().cloned() else {
-            return Err(Error::InvalidInput("the search query is empty".into()));
-        };
-        if !config.dense && !config.sparse {
-            return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
-        }
-        let mut trace = Trace {
-            query: queries.join(" | "),
-            prepared_query: prepared_all.join(" | "),
-            stages: Vec::new(),
-            fallbacks: Vec::new(),
-            total_ms: 0.0,
-            relevance: None,
-        };
-
-        let mut dense = Vec::new();
-        let mut other_language = HashSet::new();
-        if config.dense {
-            let t = start();
-            let cross_lingual = config.cross_lingual && self.model_is_multilingual();
-            let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
-            let lists = prepared_all
-                .iter()
-                .map(|q| {
-                    let vector = self.embed_query(q)?;
-                    self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, pool)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            dense = merge_max(lists, pool);
-            if cross_lingual {
-                (dense, other_language) = self.balance_dense_languages(&dense, query_language(&prepared), config.coarse_k, &mut trace)?;
-            }
-            trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.clone() });
-        }
-        let mut sparse = Vec::new();
-        if config.sparse {
-            let t = start();
-            let lists = prepared_all.iter().map(|q| self.store().fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
-            sparse = merge_max(lists, config.coarse_k);
-            trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
-        }
-
-        let t = start();
-        let language = query_language(&prepared);
-        let mut dense_weight = config.dense_weight;
-        if config.dense && config.sparse && !self.model_languages().is_empty() && !self.model_languages().iter().any(|l| l == language) {
-            dense_weight = config.foreign_dense_weight;
-            trace.fallbacks.push(format!("fusion: the embedding model does not cover '{language}'; dense weight lowered to {dense_weight}"));
-        }
-        let fused = match (config.dense, config.sparse, config.fusion) {
-            (true, false, _) => dense.clone(),
-            (false, true, _) => sparse.clone(),
-            (_, _, Fusion::Weighted) => stages::weighted_fusion(&dense, &sparse, dense_weight, config.sparse_weight, &|id| other_language.contains(&id)),
-            (_, _, Fusion::Rrf) => stages::rrf_fusion(&[(&dense, dense_weight), (&sparse, config.sparse_weight)], config.rrf_k),
-        };
-        trace.stages.push(StageTrace { stage: "fusion", ms: t.ms(), candidates: fused.clone() });
-
-        let mut shortlist: Vec<(u64, f32)> = fused.iter().copied().take(config.mmr_select.max(config.top_k)).collect();
-        if config.mmr {
-            let t = start();
-            let pool: Vec<(u64, f32)> = fused.iter().copied().take(config.coarse_k).collect();
-            let ids: Vec<u64> = pool.iter().map(|c| c.0).collect();
-            let vectors = self.store().embeddings_by_ids(&ids)?;
-            shortlist = stages::mmr(&pool, &vectors, config.mmr_lambda, config.mmr_select);
-            trace.stages.push(StageTrace { stage: "mmr", ms: t.ms(), candidates: shortlist.clone() });
-        }
-
-        let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
-        let rows: HashMap<u64, ChunkRow> = self.store().chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
-        let mut order: Vec<(u64, f32)> = shortlist.iter().map(|&(id, _)| (id, fused_score(&fused, id))).collect();
-        let mut rerank_scores: HashMap<u64, f32> = HashMap::new();
-        if config.rerank {
-            match self.rerank_scores(&prepared, &order, &rows, config) {
-                Ok(Some((scored, ms))) => {
-                    rerank_scores = scored.iter().copied().collect();
-                    trace.stages.push(StageTrace { stage: "rerank", ms, candidates: scored.clone() });
-                    order = scored;
-                }
-                Ok(None) => trace.fallbacks.push("rerank: no reranker configured; kept the fused order".into()),
-                Err(e) => trace.fallbacks.push(format!("rerank: {e}; kept the fused order")),
-            }
-        }
-        if config.filter {
-            if rerank_scores.is_empty() {
-                trace.fallbacks.push("filter: skipped, it needs rerank scores".into());
-            } else {
-                let t = start();
-                order = stages::two_layer_filter(&order, config.min_score, config.max_relative_drop);
-                trace.stages.push(StageTrace { stage: "filter", ms: t.ms(), candidates: order.clone() });
-            }
-        }
-        order.truncate(config.top_k);
-
-        let dense_map: HashMap<u64, f32> = dense.iter().copied().collect();
-        let sparse_map: HashMap<u64, f32> = sparse.iter().copied().collect();
-        let hits: Vec<Hit> = order
-            .iter()
-            .filter_map(|&(id, score)| {
-                Some(Hit {
-                    chunk: rows.get(&id)?.clone(),
-                    score,
-                    dense: dense_map.get(&id).copied(),
-                    sparse: sparse_map.get(&id).copied(),
-                    fused: Some(fused_score(&fused, id)),
-                    rerank: rerank_scores.get(&id).copied(),
-                })
-            })
-            .collect();
-        let t = start();
-        let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
-        let context = context::assemble(&chunks, config.context_tokens);
-        trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
-        let t = start();
-        let relevance = self.judge_relevance(&prepared, &hits, config)?;
-        trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
-        trace.total_ms = total.ms();
-        trace.relevance = Some(relevance.clone());
-        Ok(Retrieval { hits, context, trace, relevance })
-    }
-
-    /// Rerank probabilities for the shortlist, best first, cut to
-    /// `rerank_keep`, with the stage time; `None` when no reranker is set.
-    fn rerank_scores(&self, query: &str, shortlist: &[(u64, f32)], rows: &HashMap<u64, ChunkRow>, config: &RetrievalConfig) -> Result<Option<(Ranked, f64)>> {
-        let t = start();
-        let candidates: Vec<(u64, String)> = shortlist
-            .iter()
-            .filter_map(|(id, _)| {
-                let row = rows.get(id)?;
-                let text = format!("{}\n{}", row.heading_path, row.text);
-                Some((*id, text.chars().take(config.rerank_max_chars).collect()))
-            })
-            .collect();
-        let passages: Vec<String> = candidates.iter().map(|c| c.1.clone()).collect();
-        let Some(logits) = self.with_reranker(|r| r.score(query, &passages))? else { return Ok(None) };
-        let mut scored: Vec<(u64, f32)> = candidates.iter().zip(logits).map(|((id, _), l)| (*id, stages::sigmoid(l))).collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scored.truncate(config.rerank_keep);
-        Ok(Some((scored, t.ms())))
-    }
-
-    /// Cross-encoder probabilities of `hits` for `query`, in their order;
-    /// `None` when no reranker is set.
-    pub(crate) fn rerank_hits(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
-        let passages: Vec<String> =
-            hits.iter().map(|h| format!("{}\n{}", h.chunk.heading_path, h.chunk.text).chars().take(config.rerank_max_chars).collect()).collect();
-        Ok(self.with_reranker(|r| r.score(query, &passages))?.map(|logits| logits.into_iter().map(stages::sigmoid).collect()))
-    }
-
-    /// The single-retriever or hybrid search behind `kea search`.
-    pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
-        Ok(self.retrieve(query, &mode.config(top_k))?.hits)
-    }
-}
-
-/// With a multilingual embedder, dense search looks this many times deeper
-/// so the other language's best passages are among the candidates.
-const CROSS_LINGUAL_POOL: usize = 4;
-/// The other language's best passage is lifted to tie with the query
-/// language's passage at this rank (0-based), so the best same-language
-/// passages stay first. Chosen on tests/golden (cross-lingual vs same-language).
-const CROSS_LINGUAL_BEHIND: usize = 1;
-
-impl Engine {
-    /// Whether the embedder serves Chinese and English alike (no languages
-    /// declared means many).
-    pub(crate) fn model_is_multilingual(&self) -> bool {
-        let languages = self.model_languages();
-        languages.is_empty() || (languages.iter().any(|l| l == "zh") && languages.iter().any(|l| l == "en"))
-    }
-
-    /// Lifts passages in the other language than the query's to compete
-    /// with same-language ones (see [`stages::balance_languages`]).
-    /// Also returns the other-language ids (BM25 cannot match them).
-    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<(Ranked, HashSet<u64>)> {
-        let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
-        let other: HashSet<u64> =
-            self.store().chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
-        let (balanced, shift) = stages::balance_languages(dense, |id| other.contains(&id), CROSS_LINGUAL_BEHIND, k);
-        if shift > 0.0 {
-            trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));
-        }
-        Ok((balanced, other))
-    }
+/// Reorders `hits` by `reranker`'s probabilities: those ≥ `min_probability`,
+/// best first, at most `keep`, each with its `rerank` score. When the
+/// reranker fails the hits come back as they were, with a note saying why.
+pub fn rerank_hits(
+    reranker: &mut dyn Reranker,
+    query: &str,
+    hits: Vec<Hit>,
+    keep: usize,
+    min_probability: f32,
+    max_chars: usize,
+) -> (Vec<Hit>, Option<String>) {
+    let passages: Vec<String> = hits.iter().map(|h| retriever::passage_text(&h.chunk, max_chars)).collect();
+    let scores = match reranker.score(query, &passages) {
+        Ok(scores) => scores,
+        Err(e) => return (hits, Some(format!("rerank ({}): {e}; kept the retrieval order", reranker.model_id()))),
+    };
+    let mut slots: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
+    let ranked = crate::rerank::rank(&scores, keep, min_probability)
+        .into_iter()
+        .filter_map(|(i, p)| slots[i].take().map(|hit| Hit { score: p, rerank: Some(p), ..hit }))
+        .collect();
+    (ranked, None)
 }
 
 /// The main language of a passage: `zh` when Chinese characters outweigh
@@ -415,26 +244,6 @@ pub fn query_language(query: &str) -> &'static str {
     } else {
         "en"
     }
-}
-
-/// Unions ranked lists, keeping each id's best score, best first.
-fn merge_max(lists: Vec<Vec<(u64, f32)>>, k: usize) -> Vec<(u64, f32)> {
-    if lists.len() == 1 {
-        return lists.into_iter().next().unwrap_or_default();
-    }
-    let mut best: HashMap<u64, f32> = HashMap::new();
-    for (id, score) in lists.into_iter().flatten() {
-        let entry = best.entry(id).or_insert(score);
-        *entry = entry.max(score);
-    }
-    let mut merged: Vec<(u64, f32)> = best.into_iter().collect();
-    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    merged.truncate(k);
-    merged
-}
-
-fn fused_score(fused: &[(u64, f32)], id: u64) -> f32 {
-    fused.iter().find(|c| c.0 == id).map_or(0.0, |c| c.1)
 }
 
 /// The retrieval presets of `kea search --mode`.

@@ -14,8 +14,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::{query_language, text_language, Hit, RetrievalConfig};
-use crate::engine::Engine;
+use super::{query_language, text_language, Hit, RetrievalConfig, Retriever};
 use crate::error::Result;
 use crate::segment::{is_specific_chinese_noun, query_terms};
 
@@ -61,7 +60,7 @@ pub fn weighted_coverage(terms: &[String], counts: &[usize], total: usize, found
     covered / sum
 }
 
-impl Engine {
+impl Retriever<'_> {
     /// Decides whether `hits` answer `query` (see the module docs).
     pub(crate) fn judge_relevance(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Relevance> {
         let best_dense = hits.iter().filter_map(|h| h.dense).reduce(f32::max);

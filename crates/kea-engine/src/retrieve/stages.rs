@@ -108,10 +108,6 @@ pub fn balance_languages(candidates: &[(u64, f32)], is_other: impl Fn(u64) -> bo
     (balanced, shift)
 }
 
-pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
-}
-
 /// The two-layer filter on 0–1 scores, best first: (1) drop scores below
 /// `min_score`, unless that would drop everything; (2) when more than one
 /// remains, walk down from the best and stop at the first whose drop from

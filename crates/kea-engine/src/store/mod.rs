@@ -18,6 +18,8 @@ use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
 const SCHEMA_VERSION: &str = "3";
+/// Meta key: the embedding model's measured milliseconds per chunk (written by a sync).
+pub(crate) const EMBED_MS_PER_CHUNK: &str = "embed_ms_per_chunk";
 
 /// A document's indexing state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -1,0 +1,271 @@
+//! [`Retriever`]: the pipeline over the parts it reads — the store (chunks,
+//! FTS5), the vector index and the query-time models ([`QueryModels`]: the
+//! query embedder, the cross-encoder, the embedder's languages). It knows
+//! nothing of the engine that owns those parts; chat, identification, eval
+//! and `kea search` all retrieve through it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard, RwLock};
+
+use super::{context, prepare_query, query_language, stages, text_language, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
+use crate::error::{Error, Result};
+use crate::store::{ChunkRow, Store};
+use crate::vectors::VectorIndex;
+
+/// The models retrieval runs at query time (the engine loads them lazily).
+pub trait QueryModels {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>>;
+    /// The cross-encoder's probability per passage; `Ok(None)` when none is configured.
+    fn cross_encode(&self, query: &str, passages: &[String]) -> Result<Option<Vec<f32>>>;
+    /// The embedding model's languages (empty: many or unknown).
+    fn languages(&self) -> &[String];
+}
+
+/// With a multilingual embedder, dense search looks this many times deeper
+/// so the other language's best passages are among the candidates.
+const CROSS_LINGUAL_POOL: usize = 4;
+/// The other language's best passage is lifted to tie with the query
+/// language's passage at this rank (0-based), so the best same-language
+/// passages stay first. Chosen on tests/golden (cross-lingual vs same-language).
+const CROSS_LINGUAL_BEHIND: usize = 1;
+
+/// Runs retrieval over borrowed parts.
+pub struct Retriever<'a> {
+    store: &'a Mutex<Store>,
+    vectors: &'a RwLock<Box<dyn VectorIndex>>,
+    models: &'a dyn QueryModels,
+}
+
+/// Dense candidates and the ids among them in the other language than the query's.
+struct Dense {
+    ranked: Ranked,
+    other_language: HashSet<u64>,
+}
+
+impl<'a> Retriever<'a> {
+    pub fn new(store: &'a Mutex<Store>, vectors: &'a RwLock<Box<dyn VectorIndex>>, models: &'a dyn QueryModels) -> Retriever<'a> {
+        Retriever { store, vectors, models }
+    }
+
+    pub(crate) fn store(&self) -> MutexGuard<'a, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs the retrieval pipeline for `query`.
+    pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        self.retrieve_queries(&[query.to_string()], config)
+    }
+
+    /// Runs the pipeline for several phrasings of one question (query
+    /// expansion): each is retrieved, and a chunk keeps its best score per
+    /// retriever before fusion. The first query is the main one.
+    pub fn retrieve_queries(&self, queries: &[String], config: &RetrievalConfig) -> Result<Retrieval> {
+        let total = std::time::Instant::now();
+        let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).collect();
+        let Some(main) = prepared.first().cloned() else {
+            return Err(Error::InvalidInput("the search query is empty".into()));
+        };
+        if !config.dense && !config.sparse {
+            return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
+        }
+        let mut trace = Trace {
+            query: queries.join(" | "),
+            prepared_query: prepared.join(" | "),
+            stages: Vec::new(),
+            fallbacks: Vec::new(),
+            total_ms: 0.0,
+            relevance: None,
+        };
+        let dense = if config.dense { self.dense(&prepared, &main, config, &mut trace)? } else { Dense { ranked: Vec::new(), other_language: HashSet::new() } };
+        let sparse = if config.sparse { self.sparse(&prepared, config, &mut trace)? } else { Vec::new() };
+        let fused = self.fuse(&dense, &sparse, &main, config, &mut trace);
+        let shortlist = self.shortlist(&fused, config, &mut trace)?;
+        let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
+        let rows: HashMap<u64, ChunkRow> = self.store().chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
+        let fused_map: HashMap<u64, f32> = fused.iter().copied().collect();
+        let order: Ranked = shortlist.iter().map(|&(id, _)| (id, fused_map.get(&id).copied().unwrap_or(0.0))).collect();
+        let (order, rerank_scores) = self.rerank_and_filter(&main, order, &rows, config, &mut trace);
+        let (dense_map, sparse_map): (HashMap<u64, f32>, HashMap<u64, f32>) = (dense.ranked.into_iter().collect(), sparse.into_iter().collect());
+        let hits: Vec<Hit> = order
+            .iter()
+            .filter_map(|&(id, score)| {
+                let chunk = rows.get(&id)?.clone();
+                Some(Hit {
+                    chunk,
+                    score,
+                    dense: dense_map.get(&id).copied(),
+                    sparse: sparse_map.get(&id).copied(),
+                    fused: fused_map.get(&id).copied(),
+                    rerank: rerank_scores.get(&id).copied(),
+                })
+            })
+            .collect();
+        self.finish(main, hits, config, trace, total)
+    }
+
+    /// Context assembly and the relevance decision, timed into the trace.
+    fn finish(&self, query: String, hits: Vec<Hit>, config: &RetrievalConfig, mut trace: Trace, total: std::time::Instant) -> Result<Retrieval> {
+        let t = super::start();
+        let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
+        let context = context::assemble(&chunks, config.context_tokens);
+        trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
+        let t = super::start();
+        let relevance = self.judge_relevance(&query, &hits, config)?;
+        trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
+        trace.total_ms = super::elapsed_ms(total);
+        trace.relevance = Some(relevance.clone());
+        Ok(Retrieval { hits, context, trace, relevance })
+    }
+
+    /// Nearest neighbours of each phrasing, merged; with a multilingual
+    /// embedder the other language's best passages are lifted to compete.
+    fn dense(&self, queries: &[String], main: &str, config: &RetrievalConfig, trace: &mut Trace) -> Result<Dense> {
+        let t = super::start();
+        let cross_lingual = config.cross_lingual && self.model_is_multilingual();
+        let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
+        let lists = queries
+            .iter()
+            .map(|q| {
+                let vector = self.models.embed_query(q)?;
+                self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, pool)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new() };
+        if cross_lingual {
+            dense = self.balance_dense_languages(&dense.ranked, query_language(main), config.coarse_k, trace)?;
+        }
+        trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.ranked.clone() });
+        Ok(dense)
+    }
+
+    /// BM25 over segmented words for each phrasing, merged.
+    fn sparse(&self, queries: &[String], config: &RetrievalConfig, trace: &mut Trace) -> Result<Ranked> {
+        let t = super::start();
+        let lists = queries.iter().map(|q| self.store().fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
+        let sparse = merge_max(lists, config.coarse_k);
+        trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
+        Ok(sparse)
+    }
+
+    /// Weighted or reciprocal-rank fusion; the dense weight drops when the
+    /// embedder does not cover the query's language.
+    fn fuse(&self, dense: &Dense, sparse: &Ranked, main: &str, config: &RetrievalConfig, trace: &mut Trace) -> Ranked {
+        let t = super::start();
+        let language = query_language(main);
+        let languages = self.models.languages();
+        let mut dense_weight = config.dense_weight;
+        if config.dense && config.sparse && !languages.is_empty() && !languages.iter().any(|l| l == language) {
+            dense_weight = config.foreign_dense_weight;
+            trace.fallbacks.push(format!("fusion: the embedding model does not cover '{language}'; dense weight lowered to {dense_weight}"));
+        }
+        let fused = match (config.dense, config.sparse, config.fusion) {
+            (true, false, _) => dense.ranked.clone(),
+            (false, true, _) => sparse.clone(),
+            (_, _, Fusion::Weighted) => {
+                stages::weighted_fusion(&dense.ranked, sparse, dense_weight, config.sparse_weight, &|id| dense.other_language.contains(&id))
+            }
+            (_, _, Fusion::Rrf) => stages::rrf_fusion(&[(&dense.ranked, dense_weight), (sparse, config.sparse_weight)], config.rrf_k),
+        };
+        trace.stages.push(StageTrace { stage: "fusion", ms: t.ms(), candidates: fused.clone() });
+        fused
+    }
+
+    /// The reranker's input: MMR over the fused pool, or its head.
+    fn shortlist(&self, fused: &Ranked, config: &RetrievalConfig, trace: &mut Trace) -> Result<Ranked> {
+        if !config.mmr {
+            return Ok(fused.iter().copied().take(config.mmr_select.max(config.top_k)).collect());
+        }
+        let t = super::start();
+        let pool: Ranked = fused.iter().copied().take(config.coarse_k).collect();
+        let ids: Vec<u64> = pool.iter().map(|c| c.0).collect();
+        let vectors = self.store().embeddings_by_ids(&ids)?;
+        let shortlist = stages::mmr(&pool, &vectors, config.mmr_lambda, config.mmr_select);
+        trace.stages.push(StageTrace { stage: "mmr", ms: t.ms(), candidates: shortlist.clone() });
+        Ok(shortlist)
+    }
+
+    /// Cross-encoder rerank (cut to `rerank_keep`) and the two-layer filter
+    /// on its probabilities, cut to `top_k`; without a reranker the fused
+    /// order stands and the trace says why.
+    fn rerank_and_filter(
+        &self,
+        query: &str,
+        mut order: Ranked,
+        rows: &HashMap<u64, ChunkRow>,
+        config: &RetrievalConfig,
+        trace: &mut Trace,
+    ) -> (Ranked, HashMap<u64, f32>) {
+        let mut rerank_scores = HashMap::new();
+        if config.rerank {
+            let t = super::start();
+            let passages: Vec<String> = order.iter().filter_map(|(id, _)| rows.get(id)).map(|row| passage_text(row, config.rerank_max_chars)).collect();
+            let kept: Vec<u64> = order.iter().filter(|(id, _)| rows.contains_key(id)).map(|c| c.0).collect();
+            match self.models.cross_encode(query, &passages) {
+                Ok(Some(scores)) => {
+                    order = crate::rerank::rank(&scores, config.rerank_keep, f32::NEG_INFINITY).into_iter().map(|(i, s)| (kept[i], s)).collect();
+                    rerank_scores = order.iter().copied().collect();
+                    trace.stages.push(StageTrace { stage: "rerank", ms: t.ms(), candidates: order.clone() });
+                }
+                Ok(None) => trace.fallbacks.push("rerank: no reranker configured; kept the fused order".into()),
+                Err(e) => trace.fallbacks.push(format!("rerank: {e}; kept the fused order")),
+            }
+        }
+        if config.filter && rerank_scores.is_empty() {
+            trace.fallbacks.push("filter: skipped, it needs rerank scores".into());
+        } else if config.filter {
+            let t = super::start();
+            order = stages::two_layer_filter(&order, config.min_score, config.max_relative_drop);
+            trace.stages.push(StageTrace { stage: "filter", ms: t.ms(), candidates: order.clone() });
+        }
+        order.truncate(config.top_k);
+        (order, rerank_scores)
+    }
+
+    /// Cross-encoder probabilities of `hits` for `query`, in their order;
+    /// `None` when no reranker is set.
+    pub fn cross_encoder_scores(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
+        let passages: Vec<String> = hits.iter().map(|h| passage_text(&h.chunk, config.rerank_max_chars)).collect();
+        self.models.cross_encode(query, &passages)
+    }
+
+    /// Whether the embedder serves Chinese and English alike (no languages
+    /// declared means many).
+    pub(crate) fn model_is_multilingual(&self) -> bool {
+        let languages = self.models.languages();
+        languages.is_empty() || (languages.iter().any(|l| l == "zh") && languages.iter().any(|l| l == "en"))
+    }
+
+    /// Lifts passages in the other language than the query's to compete
+    /// with same-language ones (see [`stages::balance_languages`]).
+    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<Dense> {
+        let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
+        let other: HashSet<u64> =
+            self.store().chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
+        let (balanced, shift) = stages::balance_languages(dense, |id| other.contains(&id), CROSS_LINGUAL_BEHIND, k);
+        if shift > 0.0 {
+            trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));
+        }
+        Ok(Dense { ranked: balanced, other_language: other })
+    }
+}
+
+/// What a reranker reads of a chunk: its heading path and text, cut to `max_chars`.
+pub(crate) fn passage_text(row: &ChunkRow, max_chars: usize) -> String {
+    format!("{}\n{}", row.heading_path, row.text).chars().take(max_chars).collect()
+}
+
+/// Unions ranked lists, keeping each id's best score, best first.
+fn merge_max(lists: Vec<Vec<(u64, f32)>>, k: usize) -> Vec<(u64, f32)> {
+    if lists.len() == 1 {
+        return lists.into_iter().next().unwrap_or_default();
+    }
+    let mut best: HashMap<u64, f32> = HashMap::new();
+    for (id, score) in lists.into_iter().flatten() {
+        let entry = best.entry(id).or_insert(score);
+        *entry = entry.max(score);
+    }
+    let mut merged: Vec<(u64, f32)> = best.into_iter().collect();
+    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    merged.truncate(k);
+    merged
+}
