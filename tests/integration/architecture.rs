@@ -101,3 +101,65 @@ fn engine_code_and_prompts_name_no_domain() {
         .collect();
     assert!(offending.is_empty(), "domain words in engine code:\n{}", offending.join("\n"));
 }
+
+/// Architecture Invariant: the engine's top-level modules depend on each
+/// other in one direction (no cycle), so each layer can be read, tested and
+/// replaced without the ones above it: storage and models at the bottom,
+/// the `Retriever` over them, chat and identification over it, and
+/// `Engine` (the façade) and settings on top. A use of `crate::m` (or of
+/// an item `lib.rs` re-exports from `m`) is a dependency on `m`.
+#[test]
+fn engine_modules_form_no_dependency_cycle() {
+    let src = super::util::repo_root().join("crates/kea-engine/src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let mut reexports: HashMap<String, String> = HashMap::new();
+    for line in lib.lines().filter_map(|l| l.strip_prefix("pub use ")) {
+        let (module, items) = line.split_once("::").unwrap();
+        for item in items.trim_end_matches(';').trim_matches(|c| c == '{' || c == '}').split(',') {
+            reexports.insert(item.trim().to_string(), module.to_string());
+        }
+    }
+    let mut graph: HashMap<String, HashSet<String>> = HashMap::new();
+    for (file, _, code) in engine_code_lines().into_iter().filter(|(f, _, _)| f.contains("kea-engine/src/") && !f.ends_with("/lib.rs")) {
+        let module = file.split("kea-engine/src/").nth(1).unwrap().split(['/', '.']).next().unwrap().to_string();
+        let deps = graph.entry(module.clone()).or_default();
+        let used = code.split("crate::").skip(1);
+        // `crate::{a::X, b}` names several modules.
+        let paths = used.flat_map(|u| match u.strip_prefix('{') {
+            Some(group) => group.split('}').next().unwrap_or_default().split(',').map(str::trim).collect::<Vec<_>>(),
+            None => vec![u],
+        });
+        for path in paths {
+            let name: String = path.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let target = reexports.get(&name).cloned().unwrap_or(name);
+            if target != module && (src.join(format!("{target}.rs")).exists() || src.join(&target).is_dir()) {
+                deps.insert(target);
+            }
+        }
+    }
+    assert!(graph.len() > 15 && graph["engine"].contains("retrieve"), "the scan found the modules: {graph:?}");
+    let cycle = find_cycle(&graph);
+    assert!(cycle.is_none(), "module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
+}
+
+/// A path `a → b → … → a` in `graph`, if there is one.
+fn find_cycle(graph: &HashMap<String, HashSet<String>>) -> Option<Vec<String>> {
+    fn visit(node: &str, graph: &HashMap<String, HashSet<String>>, path: &mut Vec<String>, done: &mut HashSet<String>) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|n| n == node) {
+            return Some([&path[start..], &[node.to_string()]].concat());
+        }
+        if !done.insert(node.to_string()) {
+            return None;
+        }
+        path.push(node.to_string());
+        let mut next: Vec<&String> = graph.get(node).into_iter().flatten().collect();
+        next.sort();
+        let found = next.into_iter().find_map(|n| visit(n, graph, path, done));
+        path.pop();
+        found
+    }
+    let mut done = HashSet::new();
+    let mut nodes: Vec<&String> = graph.keys().collect();
+    nodes.sort();
+    nodes.into_iter().find_map(|n| visit(n, graph, &mut Vec::new(), &mut done))
+}
