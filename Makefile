@@ -13,7 +13,7 @@ VENV := $(KEA_CACHE_DIR)/venv
 WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
 BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
-.PHONY: run test lint test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test lint ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(BIN)/kea-desktop --knowledge knowledge
@@ -45,6 +45,10 @@ lint: ui
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy $(WORKSPACE) --all-targets -- -D warnings
 	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins
+
+# Regenerates ui/src/ipc.ts (the IPC contract) from src-tauri/src/dto.rs.
+ipc:
+	KEA_UPDATE_IPC=1 $(CARGO) test $(WORKSPACE) --lib -- the_typescript_contract_is_current
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui

@@ -13,12 +13,11 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, MessageDto, ModelDto, PassageDto, ReembedCostDto,
-    RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, LlmInfoDto, MessageDto, ModelDto, ModelRoleDto, PassageDto,
+    ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
-use kea_engine::model::catalog::Role;
-use kea_engine::{CancelToken, Engine};
+use kea_engine::{CancelToken, Engine, ErrorKind};
 
 /// The handler for every command in `command_list.rs`, in the same order.
 pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
@@ -55,7 +54,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
 
 /// Runs a blocking engine call off the async runtime's worker threads.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ErrorDto> + Send + 'static) -> Result<T, ErrorDto> {
-    tauri::async_runtime::spawn_blocking(f).await.unwrap_or_else(|e| Err(ErrorDto::new("internal", e.to_string())))
+    tauri::async_runtime::spawn_blocking(f).await.unwrap_or_else(|e| Err(ErrorDto::new(ErrorKind::Internal, e.to_string())))
 }
 
 /// Sends a stream event to the webview (a closed window just drops it).
@@ -112,7 +111,7 @@ async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String)
     let engine = state.engine()?;
     blocking(move || {
         let file = engine.document_path(&path)?;
-        app.opener().open_path(file.display().to_string(), None::<&str>).map_err(|e| ErrorDto::new("io", e.to_string()))
+        app.opener().open_path(file.display().to_string(), None::<&str>).map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))
     })
     .await
 }
@@ -121,9 +120,9 @@ async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String)
 #[tauri::command]
 fn open_link(app: AppHandle, url: String) -> Result<(), ErrorDto> {
     if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(ErrorDto::new("invalid_input", format!("only http(s) links open ({url})")));
+        return Err(ErrorDto::new(ErrorKind::InvalidInput, format!("only http(s) links open ({url})")));
     }
-    app.opener().open_url(url, None::<&str>).map_err(|e| ErrorDto::new("io", e.to_string()))
+    app.opener().open_url(url, None::<&str>).map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))
 }
 
 #[tauri::command]
@@ -162,9 +161,9 @@ async fn identify(
     let use_vision_llm = state.settings().models.photo_classifier == PhotoClassifier::VisionLlm;
     blocking(move || {
         let image = match (path, bytes) {
-            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new("io", format!("{path}: {e}")))?,
+            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{path}: {e}")))?,
             (None, Some(bytes)) => bytes,
-            (None, None) => return Err(ErrorDto::new("invalid_input", "no image given")),
+            (None, None) => return Err(ErrorDto::new(ErrorKind::InvalidInput, "no image given")),
         };
         let options = IdentifyOptions { lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()), ..IdentifyOptions::default() };
         if use_vision_llm {
@@ -189,7 +188,7 @@ async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto
     let engine = state.engine()?;
     blocking(move || {
         let row = engine.chunk_rows(&[chunk_id as u64])?.pop();
-        row.map(PassageDto::from).ok_or_else(|| ErrorDto::new("not_found", format!("passage {chunk_id} is no longer indexed")))
+        row.map(PassageDto::from).ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("passage {chunk_id} is no longer indexed")))
     })
     .await
 }
@@ -220,7 +219,7 @@ async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), 
 
 /// The language model in use and why (null until chosen).
 #[tauri::command]
-fn llm_info(state: State<'_, AppState>) -> serde_json::Value {
+fn llm_info(state: State<'_, AppState>) -> Option<LlmInfoDto> {
     state.llm_info.read().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
@@ -266,7 +265,7 @@ async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: V
         let mut results = Vec::new();
         for name in configs {
             let (_, config) =
-                known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown configuration '{name}'")))?;
+                known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new(ErrorKind::InvalidInput, format!("unknown configuration '{name}'")))?;
             results.push(EvalDto::from(&eval::evaluate(&engine, &name, &items, config)?));
         }
         Ok(results)
@@ -323,9 +322,8 @@ async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, Erro
 /// Uses an installed model for a role; a new embedder re-embeds the index
 /// (the UI has asked the user to confirm the cost).
 #[tauri::command]
-async fn model_use(app: AppHandle, role: String, id: String) -> Result<(), ErrorDto> {
-    let role = Role::parse(&role).ok_or_else(|| ErrorDto::new("invalid_input", format!("unknown role {role}")))?;
-    blocking(move || apply_model_choice(&app, role, &id)).await
+async fn model_use(app: AppHandle, role: ModelRoleDto, id: String) -> Result<(), ErrorDto> {
+    blocking(move || apply_model_choice(&app, role.into(), &id)).await
 }
 
 /// Uses an OpenAI-compatible or Ollama embeddings endpoint (checked first).

@@ -1,25 +1,32 @@
 //! The JSON shapes that cross the IPC boundary. Only the shell knows them;
-//! each converts from an engine type and nothing else.
+//! each converts from an engine type and nothing else. `ui/src/ipc.ts` is
+//! generated from them (ts-rs): the test `the_typescript_contract_is_current`
+//! fails when it is stale, and `make ipc` rewrites it.
 
-use kea_engine::chat::{ChatAnswer, ChatEvent, Citation};
-use kea_engine::eval::EvalResult;
-use kea_engine::identify::Identification;
+use kea_engine::chat::{ChatAnswer, ChatEvent, Citation, Route};
+use kea_engine::eval::{EvalResult, Metrics, Miss, RefusalMetrics};
+use kea_engine::identify::{Decision, Identification};
 use kea_engine::import::ImportReport;
-use kea_engine::settings::{LlmPreferences, Settings, Theme};
+use kea_engine::model::catalog::Role;
+use kea_engine::retrieve::{Relevance, StageTrace, Trace};
+use kea_engine::settings::{LlmPreferences, PhotoClassifier, Settings, Theme};
 use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
-use kea_engine::{Error, IndexEvent, Status, SyncReport};
+use kea_engine::{Error, ErrorKind, IndexEvent, Status, SyncReport};
+use kea_llm::ProviderPreference;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-/// An error the UI branches on by `kind`, never by message.
-#[derive(Debug, Clone, Serialize)]
+/// An error the UI branches on by `kind` (an [`ErrorKind`] code), never by message.
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ErrorDto {
+    #[ts(type = "ErrorKind")]
     pub kind: &'static str,
     pub message: String,
 }
 
 impl From<&Error> for ErrorDto {
     fn from(e: &Error) -> Self {
-        ErrorDto { kind: e.kind().code(), message: e.to_string() }
+        ErrorDto::new(e.kind(), e.to_string())
     }
 }
 
@@ -30,22 +37,31 @@ impl From<Error> for ErrorDto {
 }
 
 impl ErrorDto {
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
-        ErrorDto { kind, message: message.into() }
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ErrorDto { kind: kind.code(), message: message.into() }
     }
 
     /// The engine is still opening (loading the index) in the background.
     pub fn not_ready() -> Self {
-        ErrorDto { kind: "not_ready", message: "the index is still opening".into() }
+        ErrorDto::new(ErrorKind::NotReady, "the index is still opening")
     }
 }
 
-#[derive(Debug, Serialize)]
+/// Whether a document is searchable or failed to index.
+#[derive(Debug, Clone, Copy, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum DocumentState {
+    Indexed,
+    Error,
+}
+
+#[derive(Debug, Serialize, TS)]
 pub struct DocumentDto {
     pub path: String,
     pub kind: String,
+    #[ts(type = "number")]
     pub size: u64,
-    pub status: &'static str,
+    pub status: DocumentState,
     pub error: Option<String>,
     pub title: Option<String>,
     pub chunks: usize,
@@ -57,7 +73,7 @@ impl From<DocRecord> for DocumentDto {
             path: d.path,
             kind: d.kind,
             size: d.size,
-            status: if d.error.is_some() { "error" } else { "indexed" },
+            status: if d.error.is_some() { DocumentState::Error } else { DocumentState::Indexed },
             error: d.error,
             title: d.title,
             chunks: d.chunk_count,
@@ -65,12 +81,13 @@ impl From<DocRecord> for DocumentDto {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct StatusDto {
     pub knowledge_dir: String,
     pub model_id: Option<String>,
     pub documents: Vec<DocumentDto>,
     pub chunks: usize,
+    #[ts(type = "number")]
     pub index_bytes: u64,
 }
 
@@ -87,7 +104,7 @@ impl From<Status> for StatusDto {
 }
 
 /// Index progress, broadcast to the UI as the `index-progress` event.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ProgressDto {
     Started { files_to_index: usize },
@@ -113,14 +130,17 @@ impl ProgressDto {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A cited block. Also the shape citations are stored in with a message.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct CitationDto {
     pub id: String,
     pub source: String,
     pub heading_path: String,
     pub page: Option<u32>,
+    #[ts(type = "number")]
     pub chunk_id: i64,
     /// Every chunk of the cited block.
+    #[ts(type = "number[]")]
     pub chunk_ids: Vec<i64>,
 }
 
@@ -137,8 +157,89 @@ impl From<&Citation> for CitationDto {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// How the router sent the question.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RouteDto {
+    pub use_rag: bool,
+    pub is_followup: bool,
+    pub search_query: String,
+    /// `llm` or `keywords`.
+    pub decided_by: String,
+}
+
+impl From<&Route> for RouteDto {
+    fn from(r: &Route) -> Self {
+        let decided_by = serde_json::to_value(r.decided_by).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        RouteDto { use_rag: r.use_rag, is_followup: r.is_followup, search_query: r.search_query.clone(), decided_by }
+    }
+}
+
+/// One stage of the retrieval pipeline: its time and `[chunk id, score]` candidates.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct StageDto {
+    pub stage: String,
+    pub ms: f64,
+    #[ts(type = "[number, number][]")]
+    pub candidates: Vec<(u64, f32)>,
+}
+
+impl From<&StageTrace> for StageDto {
+    fn from(s: &StageTrace) -> Self {
+        StageDto { stage: s.stage.to_string(), ms: s.ms, candidates: s.candidates.clone() }
+    }
+}
+
+/// The relevance decision (answer or refuse) with its figures.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RelevanceDto {
+    pub relevant: bool,
+    pub coverage: f32,
+    pub best_dense: Option<f32>,
+    pub best_rerank: Option<f32>,
+    pub reason: String,
+}
+
+impl From<&Relevance> for RelevanceDto {
+    fn from(r: &Relevance) -> Self {
+        RelevanceDto { relevant: r.relevant, coverage: r.coverage, best_dense: r.best_dense, best_rerank: r.best_rerank, reason: r.reason.clone() }
+    }
+}
+
+/// The retrieval pipeline's trace (the retrieval inspector).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TraceDto {
+    pub query: String,
+    pub stages: Vec<StageDto>,
+    pub fallbacks: Vec<String>,
+    pub total_ms: f64,
+    pub relevance: Option<RelevanceDto>,
+}
+
+impl From<&Trace> for TraceDto {
+    fn from(t: &Trace) -> Self {
+        TraceDto {
+            query: t.query.clone(),
+            stages: t.stages.iter().map(StageDto::from).collect(),
+            fallbacks: t.fallbacks.clone(),
+            total_ms: t.total_ms,
+            relevance: t.relevance.as_ref().map(RelevanceDto::from),
+        }
+    }
+}
+
+/// One passage's summary (the opt-in summary step), shown with the sources.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SummaryDto {
+    #[ts(type = "number")]
+    pub chunk_id: i64,
+    pub source: String,
+    pub key_facts: Vec<String>,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct AnswerDto {
+    #[ts(type = "number")]
     pub chat_id: i64,
     pub answer: String,
     pub citations: Vec<CitationDto>,
@@ -146,10 +247,9 @@ pub struct AnswerDto {
     pub refused: bool,
     pub provider: String,
     /// The route and the retrieval trace, for "how this was answered".
-    pub route: serde_json::Value,
-    pub trace: serde_json::Value,
-    /// Per-passage summaries (the opt-in summary step), shown with the sources.
-    pub summaries: Vec<kea_engine::chat::enhance::PassageSummary>,
+    pub route: RouteDto,
+    pub trace: Option<TraceDto>,
+    pub summaries: Vec<SummaryDto>,
 }
 
 impl From<&ChatAnswer> for AnswerDto {
@@ -161,19 +261,32 @@ impl From<&ChatAnswer> for AnswerDto {
             notice: a.notice.clone(),
             refused: a.refused,
             provider: a.provider_detail.clone(),
-            route: serde_json::to_value(&a.route).unwrap_or_default(),
-            trace: serde_json::to_value(&a.retrieval).unwrap_or_default(),
-            summaries: a.summaries.clone(),
+            route: RouteDto::from(&a.route),
+            trace: a.retrieval.as_ref().map(TraceDto::from),
+            summaries: a
+                .summaries
+                .iter()
+                .map(|s| SummaryDto { chunk_id: s.chunk_id, source: s.source.clone(), key_facts: s.key_facts.clone(), summary: s.summary.clone() })
+                .collect(),
         }
     }
 }
 
 /// One streamed event of an answer or identification (sent over a Channel).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamDto {
-    Token { text: String },
-    Stage { name: String, ms: Option<f64>, detail: serde_json::Value },
+    Token {
+        text: String,
+    },
+    /// A stage started (`ms` null) or ended; `detail` is that stage's own
+    /// diagnostic output, shown as JSON in the stage list.
+    Stage {
+        name: String,
+        ms: Option<f64>,
+        #[ts(type = "unknown")]
+        detail: serde_json::Value,
+    },
 }
 
 impl StreamDto {
@@ -187,16 +300,33 @@ impl StreamDto {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// The language model's decision over the evidence for a doubtful photo.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DecisionDto {
+    pub final_name: String,
+    pub reasoning: String,
+    pub followup: String,
+}
+
+impl From<&Decision> for DecisionDto {
+    fn from(d: &Decision) -> Self {
+        DecisionDto { final_name: d.final_name.clone(), reasoning: d.reasoning.clone(), followup: d.followup.clone() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct IdentificationDto {
+    /// `[name, Chinese name, probability]`, best first.
     pub candidates: Vec<(String, Option<String>, f32)>,
+    /// `High`, `Medium` or `Low`.
     pub level: String,
     pub visual_description: String,
     pub used_retrieval: bool,
     pub evidence: Vec<CitationDto>,
-    pub decision: serde_json::Value,
+    pub decision: Option<DecisionDto>,
     pub reply: String,
     /// The conversation the photo and reply were saved in.
+    #[ts(type = "number | null")]
     pub chat_id: Option<i64>,
 }
 
@@ -208,16 +338,17 @@ impl From<&Identification> for IdentificationDto {
             visual_description: r.visual_description.clone(),
             used_retrieval: r.used_retrieval,
             evidence: r.evidence.iter().map(CitationDto::from).collect(),
-            decision: serde_json::to_value(&r.decision).unwrap_or_default(),
+            decision: r.decision.as_ref().map(DecisionDto::from),
             reply: r.reply.clone(),
             chat_id: r.chat_id,
         }
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ImportDto {
     pub imported: Vec<String>,
+    /// `[file, reason]` for each file not imported.
     pub rejected: Vec<(String, String)>,
 }
 
@@ -227,8 +358,9 @@ impl From<ImportReport> for ImportDto {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct PassageDto {
+    #[ts(type = "number")]
     pub chunk_id: i64,
     pub source: String,
     pub heading_path: String,
@@ -242,8 +374,9 @@ impl From<ChunkRow> for PassageDto {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ConversationDto {
+    #[ts(type = "number")]
     pub id: i64,
     pub title: String,
 }
@@ -254,41 +387,245 @@ impl From<Conversation> for ConversationDto {
     }
 }
 
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    User,
+    Assistant,
+}
+
 /// One stored message of a conversation, for reopening it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct MessageDto {
-    pub role: String,
+    pub role: MessageRole,
     pub content: String,
-    pub citations: serde_json::Value,
+    pub citations: Vec<CitationDto>,
 }
 
 impl From<StoredMessage> for MessageDto {
     fn from(m: StoredMessage) -> Self {
-        MessageDto { role: m.role, content: m.content, citations: m.citations }
+        let role = if m.role == "user" { MessageRole::User } else { MessageRole::Assistant };
+        // Stored as the answer's citations; anything else (older rows) shows none.
+        let citations = serde_json::from_value(m.citations).unwrap_or_default();
+        MessageDto { role, content: m.content, citations }
+    }
+}
+
+/// Ranking metrics of one configuration (or one language).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct MetricsDto {
+    pub queries: usize,
+    pub recall_1: f64,
+    pub recall_3: f64,
+    pub recall_5: f64,
+    pub recall_10: f64,
+    pub hit_1: f64,
+    pub hit_3: f64,
+    pub mrr_10: f64,
+    pub ndcg_10: f64,
+}
+
+impl From<&Metrics> for MetricsDto {
+    fn from(m: &Metrics) -> Self {
+        MetricsDto {
+            queries: m.queries,
+            recall_1: m.recall_1,
+            recall_3: m.recall_3,
+            recall_5: m.recall_5,
+            recall_10: m.recall_10,
+            hit_1: m.hit_1,
+            hit_3: m.hit_3,
+            mrr_10: m.mrr_10,
+            ndcg_10: m.ndcg_10,
+        }
+    }
+}
+
+/// A golden question whose relevant document was not in the top hits.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct MissDto {
+    pub query: String,
+    pub relevant: Vec<String>,
+    pub got: Vec<String>,
+}
+
+impl From<&Miss> for MissDto {
+    fn from(m: &Miss) -> Self {
+        MissDto { query: m.query.clone(), relevant: m.relevant.clone(), got: m.got.clone() }
+    }
+}
+
+/// How well the relevance decision refuses what the documents cannot answer.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RefusalDto {
+    pub answerable: usize,
+    pub unanswerable: usize,
+    pub answered: f64,
+    pub refused: f64,
+    pub precision: f64,
+    pub wrong: Vec<String>,
+}
+
+impl From<&RefusalMetrics> for RefusalDto {
+    fn from(r: &RefusalMetrics) -> Self {
+        RefusalDto {
+            answerable: r.answerable,
+            unanswerable: r.unanswerable,
+            answered: r.answered,
+            refused: r.refused,
+            precision: r.precision,
+            wrong: r.wrong.clone(),
+        }
     }
 }
 
 /// One configuration's evaluation: metrics, per language, and the misses.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct EvalDto {
     pub name: String,
-    pub metrics: serde_json::Value,
-    pub by_lang: serde_json::Value,
-    pub misses: serde_json::Value,
+    pub metrics: MetricsDto,
+    pub by_lang: std::collections::BTreeMap<String, MetricsDto>,
+    pub misses: Vec<MissDto>,
     pub ms_per_query: f64,
-    /// Refusal metrics, when the set has unanswerable questions.
-    pub refusal: Option<kea_engine::eval::RefusalMetrics>,
+    /// Present when the set has unanswerable questions.
+    pub refusal: Option<RefusalDto>,
 }
 
 impl From<&EvalResult> for EvalDto {
     fn from(r: &EvalResult) -> Self {
         EvalDto {
             name: r.name.clone(),
-            metrics: serde_json::to_value(&r.metrics).unwrap_or_default(),
-            by_lang: serde_json::to_value(&r.by_lang).unwrap_or_default(),
-            misses: serde_json::to_value(&r.misses).unwrap_or_default(),
+            metrics: MetricsDto::from(&r.metrics),
+            by_lang: r.by_lang.iter().map(|(lang, m)| (lang.clone(), MetricsDto::from(m))).collect(),
+            misses: r.misses.iter().map(MissDto::from).collect(),
             ms_per_query: r.ms_per_query,
-            refusal: r.refusal.clone(),
+            refusal: r.refusal.as_ref().map(RefusalDto::from),
+        }
+    }
+}
+
+/// The language model in use and why it was chosen.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LlmInfoDto {
+    pub provider: String,
+    pub reason: String,
+}
+
+/// Which language model the user prefers (the settings' provider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderDto {
+    Auto,
+    Embedded,
+    Openai,
+    None,
+}
+
+impl From<ProviderPreference> for ProviderDto {
+    fn from(p: ProviderPreference) -> Self {
+        match p {
+            ProviderPreference::Auto => ProviderDto::Auto,
+            ProviderPreference::Embedded => ProviderDto::Embedded,
+            ProviderPreference::Openai => ProviderDto::Openai,
+            ProviderPreference::None => ProviderDto::None,
+        }
+    }
+}
+
+impl From<ProviderDto> for ProviderPreference {
+    fn from(p: ProviderDto) -> Self {
+        match p {
+            ProviderDto::Auto => ProviderPreference::Auto,
+            ProviderDto::Embedded => ProviderPreference::Embedded,
+            ProviderDto::Openai => ProviderPreference::Openai,
+            ProviderDto::None => ProviderPreference::None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeDto {
+    System,
+    Light,
+    Dark,
+}
+
+impl From<Theme> for ThemeDto {
+    fn from(t: Theme) -> Self {
+        match t {
+            Theme::System => ThemeDto::System,
+            Theme::Light => ThemeDto::Light,
+            Theme::Dark => ThemeDto::Dark,
+        }
+    }
+}
+
+impl From<ThemeDto> for Theme {
+    fn from(t: ThemeDto) -> Self {
+        match t {
+            ThemeDto::System => Theme::System,
+            ThemeDto::Light => Theme::Light,
+            ThemeDto::Dark => Theme::Dark,
+        }
+    }
+}
+
+/// The classifier behind photo identification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PhotoClassifierDto {
+    Clip,
+    VisionLlm,
+}
+
+impl From<PhotoClassifier> for PhotoClassifierDto {
+    fn from(c: PhotoClassifier) -> Self {
+        match c {
+            PhotoClassifier::Clip => PhotoClassifierDto::Clip,
+            PhotoClassifier::VisionLlm => PhotoClassifierDto::VisionLlm,
+        }
+    }
+}
+
+impl From<PhotoClassifierDto> for PhotoClassifier {
+    fn from(c: PhotoClassifierDto) -> Self {
+        match c {
+            PhotoClassifierDto::Clip => PhotoClassifier::Clip,
+            PhotoClassifierDto::VisionLlm => PhotoClassifier::VisionLlm,
+        }
+    }
+}
+
+/// What a model is for (the Models page's sections).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelRoleDto {
+    Embedder,
+    Reranker,
+    Image,
+    Llm,
+}
+
+impl From<Role> for ModelRoleDto {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::Embedder => ModelRoleDto::Embedder,
+            Role::Reranker => ModelRoleDto::Reranker,
+            Role::Image => ModelRoleDto::Image,
+            Role::Llm => ModelRoleDto::Llm,
+        }
+    }
+}
+
+impl From<ModelRoleDto> for Role {
+    fn from(r: ModelRoleDto) -> Self {
+        match r {
+            ModelRoleDto::Embedder => Role::Embedder,
+            ModelRoleDto::Reranker => Role::Reranker,
+            ModelRoleDto::Image => Role::Image,
+            ModelRoleDto::Llm => Role::Llm,
         }
     }
 }
@@ -296,13 +633,15 @@ impl From<&EvalResult> for EvalDto {
 /// The settings screen's fields. The API key never goes to the webview:
 /// it reports `api_key_set`, and a new key is sent only when typed
 /// (`api_key: ""` clears it, absent keeps it).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, TS)]
 pub struct SettingsDto {
-    pub provider: kea_llm::ProviderPreference,
+    pub provider: ProviderDto,
     pub gguf: Option<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
+    /// Sent only when typed: `""` clears the key, absent keeps it.
     #[serde(default, skip_serializing)]
+    #[ts(optional)]
     pub api_key: Option<String>,
     #[serde(default)]
     pub api_key_set: bool,
@@ -315,16 +654,18 @@ pub struct SettingsDto {
     pub llm_rerank: bool,
     pub summary: bool,
     pub query_expansion: bool,
+    /// The interface language; none follows the system.
+    #[ts(type = "\"zh\" | \"en\" | null")]
     pub language: Option<String>,
-    pub theme: Theme,
-    pub photo_classifier: kea_engine::settings::PhotoClassifier,
+    pub theme: ThemeDto,
+    pub photo_classifier: PhotoClassifierDto,
 }
 
 impl From<&Settings> for SettingsDto {
     fn from(s: &Settings) -> Self {
         let shown = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         SettingsDto {
-            provider: s.llm.provider,
+            provider: s.llm.provider.into(),
             gguf: shown(&s.llm.gguf),
             base_url: s.llm.base_url.clone(),
             model: s.llm.model.clone(),
@@ -340,19 +681,20 @@ impl From<&Settings> for SettingsDto {
             summary: s.enhance.summary,
             query_expansion: s.enhance.query_expansion,
             language: s.language.clone(),
-            theme: s.theme,
-            photo_classifier: s.models.photo_classifier,
+            theme: s.theme.into(),
+            photo_classifier: s.models.photo_classifier.into(),
         }
     }
 }
 
 /// One model of the catalog (the Models page).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ModelDto {
     pub id: String,
-    pub role: &'static str,
+    pub role: ModelRoleDto,
     pub name: String,
     pub languages: Vec<String>,
+    #[ts(type = "number")]
     pub size_bytes: u64,
     pub license: String,
     pub description: String,
@@ -365,7 +707,7 @@ impl From<&kea_engine::model::manager::ModelListing> for ModelDto {
     fn from(m: &kea_engine::model::manager::ModelListing) -> Self {
         ModelDto {
             id: m.id.clone(),
-            role: m.role.as_str(),
+            role: m.role.into(),
             name: m.name.clone(),
             languages: m.languages.clone(),
             size_bytes: m.size_bytes,
@@ -379,11 +721,13 @@ impl From<&kea_engine::model::manager::ModelListing> for ModelDto {
 }
 
 /// Download progress of a model (over the install command's Channel).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct DownloadDto {
     pub model: String,
     pub file: String,
+    #[ts(type = "number")]
     pub done_bytes: u64,
+    #[ts(type = "number")]
     pub total_bytes: u64,
 }
 
@@ -394,12 +738,12 @@ impl From<&kea_engine::model::download::DownloadProgress> for DownloadDto {
 }
 
 /// A remote embedder as the Models page enters it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, TS)]
 pub struct RemoteEmbedderDto {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
-    /// `openai` or `ollama`.
+    #[ts(type = "\"openai\" | \"ollama\"")]
     pub api: String,
     /// Comma-separated, e.g. `zh,en`; empty means many.
     pub languages: String,
@@ -420,7 +764,7 @@ impl RemoteEmbedderDto {
 }
 
 /// What switching the embedder would cost.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ReembedCostDto {
     pub indexed_model: Option<String>,
     pub documents: usize,
@@ -442,7 +786,7 @@ impl SettingsDto {
         let text = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         let mut next = previous.clone();
         next.llm = LlmPreferences {
-            provider: self.provider,
+            provider: self.provider.into(),
             gguf: path(self.gguf),
             base_url: text(self.base_url),
             model: text(self.model),
@@ -461,15 +805,89 @@ impl SettingsDto {
         next.enhance.summary = self.summary;
         next.enhance.query_expansion = self.query_expansion;
         next.language = text(self.language);
-        next.theme = self.theme;
-        next.models.photo_classifier = self.photo_classifier;
+        next.theme = self.theme.into();
+        next.models.photo_classifier = self.photo_classifier.into();
         next
     }
+}
+
+/// `ui/src/ipc.ts`: every DTO as a TypeScript declaration, and the union of error kinds.
+#[cfg(test)]
+fn typescript_contract() -> String {
+    let kinds: Vec<String> = ErrorKind::ALL.iter().map(|k| format!("\"{}\"", k.code())).collect();
+    let declarations = [
+        ErrorDto::decl(),
+        DocumentState::decl(),
+        DocumentDto::decl(),
+        StatusDto::decl(),
+        ProgressDto::decl(),
+        CitationDto::decl(),
+        RouteDto::decl(),
+        StageDto::decl(),
+        RelevanceDto::decl(),
+        TraceDto::decl(),
+        SummaryDto::decl(),
+        AnswerDto::decl(),
+        StreamDto::decl(),
+        DecisionDto::decl(),
+        IdentificationDto::decl(),
+        ImportDto::decl(),
+        PassageDto::decl(),
+        ConversationDto::decl(),
+        MessageRole::decl(),
+        MessageDto::decl(),
+        MetricsDto::decl(),
+        MissDto::decl(),
+        RefusalDto::decl(),
+        EvalDto::decl(),
+        LlmInfoDto::decl(),
+        ProviderDto::decl(),
+        ThemeDto::decl(),
+        PhotoClassifierDto::decl(),
+        ModelRoleDto::decl(),
+        SettingsDto::decl(),
+        ModelDto::decl(),
+        DownloadDto::decl(),
+        RemoteEmbedderDto::decl(),
+        ReembedCostDto::decl(),
+    ];
+    let mut out = String::from("// Generated from src-tauri/src/dto.rs (ts-rs) by `make ipc`; do not edit.\n\n");
+    out.push_str(&format!("export type ErrorKind = {};\n", kinds.join(" | ")));
+    let extensions: Vec<String> = kea_engine::extract::DocKind::EXTENSIONS.iter().map(|(ext, _)| format!("\"{ext}\"")).collect();
+    out.push_str(&format!("/** The file extensions Kea indexes. */\nexport const DOCUMENT_EXTENSIONS = [{}];\n", extensions.join(", ")));
+    for declaration in declarations {
+        out.push_str(&format!("export {declaration}\n"));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The UI's types are generated from these DTOs: a DTO change without
+    /// `make ipc` (KEA_UPDATE_IPC=1) fails here, and a UI that no longer
+    /// fits the new types fails `tsc` in `npm run build`.
+    #[test]
+    fn the_typescript_contract_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/ipc.ts");
+        let generated = typescript_contract();
+        if std::env::var_os("KEA_UPDATE_IPC").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(current == generated, "ui/src/ipc.ts is stale: run `make ipc` (it regenerates it from src-tauri/src/dto.rs)");
+    }
+
+    #[test]
+    fn stored_citations_come_back_typed() {
+        let citations = serde_json::json!([{"id": "S1", "source": "a.md", "heading_path": "A", "page": null, "chunk_id": 3, "chunk_ids": [3, 4]}]);
+        let message = StoredMessage { id: 1, role: "assistant".into(), content: "x".into(), citations, route: None };
+        let dto = MessageDto::from(message);
+        assert_eq!((dto.role, dto.citations.len(), dto.citations[0].chunk_ids.clone()), (MessageRole::Assistant, 1, vec![3, 4]));
+        let odd = StoredMessage { id: 2, role: "user".into(), content: "y".into(), citations: serde_json::json!({"not": "a list"}), route: None };
+        assert!(MessageDto::from(odd).citations.is_empty(), "an unexpected stored shape shows no citations");
+    }
 
     #[test]
     fn errors_cross_as_kind_and_message() {

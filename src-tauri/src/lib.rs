@@ -16,7 +16,7 @@ use dto::{ErrorDto, ProgressDto};
 use kea_engine::identify::ClipClassifier;
 use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
-use kea_engine::{CancelToken, Engine, EngineConfig};
+use kea_engine::{CancelToken, Engine, EngineConfig, ErrorKind};
 use kea_llm::Provider;
 use tauri::{AppHandle, Emitter, Manager};
 
@@ -32,7 +32,7 @@ struct AppState {
     downloads: Mutex<HashMap<String, CancelToken>>,
     llm: RwLock<Option<Arc<dyn Provider>>>,
     /// What `llm-ready` announced, for a webview that loads after it.
-    llm_info: RwLock<serde_json::Value>,
+    llm_info: RwLock<Option<dto::LlmInfoDto>>,
     settings: RwLock<Settings>,
     settings_path: OnceLock<PathBuf>,
     classifier: Arc<Mutex<Option<ClipClassifier>>>,
@@ -86,9 +86,9 @@ fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
     let settings = state.settings().llm_settings(model_dirs);
     let choice = kea_llm::auto_select(&settings)
         .unwrap_or_else(|e| kea_llm::LlmChoice { provider: Box::new(kea_llm::select::NoProvider), reason: format!("no language model: {e}") });
-    let info = serde_json::json!({"provider": choice.provider.describe(), "reason": choice.reason});
+    let info = dto::LlmInfoDto { provider: choice.provider.describe(), reason: choice.reason.clone() };
     *state.llm.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::from(choice.provider));
-    *state.llm_info.write().unwrap_or_else(|p| p.into_inner()) = info.clone();
+    *state.llm_info.write().unwrap_or_else(|p| p.into_inner()) = Some(info.clone());
     let _ = app.emit("llm-ready", info);
 }
 
@@ -111,7 +111,7 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
     let mut settings = state.settings();
     let mut config = state.engine_config()?;
     if settings.model_manager(&config).installed_dir(id).is_none() {
-        return Err(ErrorDto::new("model_missing", format!("{id} is not installed")));
+        return Err(ErrorDto::new(ErrorKind::ModelMissing, format!("{id} is not installed")));
     }
     settings.choose(role, Some(id.to_string()));
     state.store_settings(settings)?;

@@ -101,8 +101,7 @@ pub fn files_on_disk(root: &Path) -> Vec<String> {
                 walk(root, &path, out);
             } else {
                 let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-                let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-                if rel != "README.md" && ["md", "txt", "pdf", "docx"].contains(&ext.as_str()) {
+                if rel != "README.md" && kea_engine::extract::DocKind::from_path(&path).is_some() {
                     out.push(rel);
                 }
             }

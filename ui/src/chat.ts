@@ -2,7 +2,7 @@
 // citations, the "how this was answered" trace, stop, copy, conversations
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
-import { api, type AnswerDto, type CitationDto, type IdentificationDto, type RetrievalTrace, type StreamDto } from "./api";
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type TraceDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
 import { downloadInto } from "./models";
 
@@ -68,7 +68,7 @@ function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
 
 /** The retrieval inspector: every stage's candidates with scores and
  *  timings, the fallbacks that fired and the relevance decision. */
-function retrievalInspector(trace: RetrievalTrace): HTMLElement {
+function retrievalInspector(trace: TraceDto): HTMLElement {
   const box = el("div", undefined, "inspector");
   box.append(el("p", `${t("chat.inspector")} · ${trace.total_ms.toFixed(1)} ms`, "muted"));
   for (const stage of trace.stages) {
@@ -237,7 +237,7 @@ async function openConversation(id: number) {
     showEmpty();
     for (const m of messages) {
       const { body } = addMessage(m.role, m.role === "user" ? m.content : undefined);
-      if (m.role === "assistant") renderAnswer(body, m.content, Array.isArray(m.citations) ? m.citations : [], null);
+      if (m.role === "assistant") renderAnswer(body, m.content, m.citations, null);
     }
     void refreshConversations();
   } catch (e) {

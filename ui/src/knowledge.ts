@@ -5,6 +5,7 @@ import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
 import { api, type DocumentDto } from "./api";
+import { DOCUMENT_EXTENSIONS } from "./ipc";
 import { identify } from "./chat";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { t } from "./i18n";
@@ -88,7 +89,7 @@ async function pick(directory: boolean) {
   const chosen = await open({
     multiple: !directory,
     directory,
-    filters: directory ? undefined : [{ name: "Documents", extensions: ["md", "markdown", "txt", "pdf", "docx"] }],
+    filters: directory ? undefined : [{ name: "Documents", extensions: DOCUMENT_EXTENSIONS }],
   });
   if (chosen) await importPaths(Array.isArray(chosen) ? chosen : [chosen]);
 }

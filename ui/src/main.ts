@@ -2,7 +2,7 @@
 // views, the header (models in use) and engine events. Document and model
 // text is rendered as sanitised markdown or plain text, never as raw HTML.
 import { listen } from "@tauri-apps/api/event";
-import { api, type LlmInfo } from "./api";
+import { api, type LlmInfoDto } from "./api";
 import { refreshConversations, setupChat } from "./chat";
 import { $, toast } from "./dom";
 import { setupEvaluation } from "./evaluation";
@@ -15,7 +15,7 @@ function showView(name: string) {
   for (const view of Array.from(document.querySelectorAll<HTMLElement>(".view"))) view.hidden = view.id !== `view-${name}`;
 }
 
-function showLlm(info: LlmInfo | null) {
+function showLlm(info: LlmInfoDto | null) {
   if (!info?.provider) return;
   $("llm-state").textContent = `· ${info.provider}`;
   $("llm-state").title = info.reason;
@@ -34,7 +34,7 @@ setupChat();
 setupEvaluation();
 setupRemoteEmbedder();
 void setupSettings(refreshAll);
-void listen<LlmInfo>("llm-ready", (event) => showLlm(event.payload));
+void listen<LlmInfoDto>("llm-ready", (event) => showLlm(event.payload));
 void api.llmInfo().then(showLlm);
 void listen("engine-ready", refreshAll);
 void listen<{ kind: string; message: string }>("engine-error", (event) => toast(event.payload.message, "error"));

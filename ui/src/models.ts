@@ -2,12 +2,12 @@
 // installed and in use; download with progress and Cancel (an interrupted
 // download resumes), use, delete. A new embedder asks first, showing how many
 // chunks must be embedded again and roughly how long that takes.
-import { api, type ModelDto, type ModelRole } from "./api";
+import { api, type ModelDto, type ModelRoleDto } from "./api";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { t, type Key } from "./i18n";
 import { asCommandError, formatBytes } from "./state";
 
-const ROLES: ModelRole[] = ["embedder", "reranker", "image", "llm"];
+const ROLES: ModelRoleDto[] = ["embedder", "reranker", "image", "llm"];
 
 /** Downloads `id` into `container` (progress bar and Cancel); true when installed. */
 export async function downloadInto(container: HTMLElement, id: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 // The settings view: language model, model folder, retrieval knobs,
 // language and theme. Saved through the shell (a 0600 file in the data
 // folder); the API key is never read back, only "set or not".
-import { api, type SettingsDto, type Theme } from "./api";
+import { api, type SettingsDto, type ThemeDto } from "./api";
 import { $, toast, toastError } from "./dom";
 import { applyTranslations, pickLanguage, setLanguage, t, type Language } from "./i18n";
 
@@ -16,7 +16,7 @@ function field<T extends HTMLElement = HTMLInputElement>(name: string): T {
 }
 
 /** Applies the theme (system follows prefers-color-scheme in CSS). */
-export function applyTheme(theme: Theme) {
+export function applyTheme(theme: ThemeDto) {
   document.documentElement.dataset.theme = theme;
 }
 
@@ -50,7 +50,7 @@ function read(previous: SettingsDto): SettingsDto {
   if (key) next.api_key = key;
   else delete next.api_key;
   next.language = (field<HTMLSelectElement>("language").value || null) as SettingsDto["language"];
-  next.theme = field<HTMLSelectElement>("theme").value as Theme;
+  next.theme = field<HTMLSelectElement>("theme").value as ThemeDto;
   next.photo_classifier = field<HTMLSelectElement>("photo_classifier").value as SettingsDto["photo_classifier"];
   return next;
 }

@@ -1,9 +1,9 @@
 // Pure UI state logic (no DOM, no Tauri), unit-tested with Vitest.
 
-export type Progress =
-  | { type: "started"; files_to_index: number }
-  | { type: "file_done"; path: string; error: string | null; files_done: number; files_total: number }
-  | { type: "finished"; documents: number; chunks: number; embedded: number; errors: number };
+import type { ErrorDto, ErrorKind, ProgressDto } from "./ipc";
+
+/** The `index-progress` event (generated from the shell's `ProgressDto`). */
+export type Progress = ProgressDto;
 
 export interface IndexingState {
   active: boolean;
@@ -38,15 +38,11 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** An error from a command, as `{kind, message}`; anything else is "internal". */
-export interface CommandError {
-  kind: string;
-  message: string;
-}
-
-export function asCommandError(e: unknown): CommandError {
+/** An error from a command (`ErrorDto`: a kind the UI branches on, and a
+ *  message); anything else is "internal". */
+export function asCommandError(e: unknown): ErrorDto {
   if (e && typeof e === "object" && "kind" in e && "message" in e) {
-    return { kind: String((e as CommandError).kind), message: String((e as CommandError).message) };
+    return { kind: String((e as ErrorDto).kind) as ErrorKind, message: String((e as ErrorDto).message) };
   }
   return { kind: "internal", message: String(e) };
 }

@@ -1,8 +1,6 @@
 //! Typed engine errors. Every error carries an [`ErrorKind`] that callers (the
 //! CLI, the desktop shell, the UI) branch on; messages are for people only.
 
-use std::path::PathBuf;
-
 /// What went wrong, as a stable code. The desktop shell sends it to the UI
 /// verbatim (snake_case), so never rename a variant without a migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,8 +13,6 @@ pub enum ErrorKind {
     Embedding,
     /// The language model failed (unreachable, an error answer, unusable output).
     Llm,
-    /// A document could not be read or parsed (per file; never fatal for a sync).
-    Extract,
     /// The SQLite store failed.
     Store,
     /// The vector index failed.
@@ -36,6 +32,10 @@ pub enum ErrorKind {
     /// The index was built with another embedding model; switching re-embeds
     /// everything and must be asked for explicitly.
     ReembedRequired,
+    /// The index is still opening (the desktop app starts it in the background).
+    NotReady,
+    /// A bug: a worker panicked. Never expected; reported with its message.
+    Internal,
 }
 
 impl ErrorKind {
@@ -46,7 +46,6 @@ impl ErrorKind {
             ErrorKind::RuntimeMissing => "runtime_missing",
             ErrorKind::Embedding => "embedding",
             ErrorKind::Llm => "llm",
-            ErrorKind::Extract => "extract",
             ErrorKind::Store => "store",
             ErrorKind::VectorIndex => "vector_index",
             ErrorKind::Io => "io",
@@ -56,8 +55,29 @@ impl ErrorKind {
             ErrorKind::NotFound => "not_found",
             ErrorKind::Download => "download",
             ErrorKind::ReembedRequired => "reembed_required",
+            ErrorKind::NotReady => "not_ready",
+            ErrorKind::Internal => "internal",
         }
     }
+
+    /// Every kind, in declaration order (the desktop's TypeScript union of codes).
+    pub const ALL: [ErrorKind; 15] = [
+        ErrorKind::ModelMissing,
+        ErrorKind::RuntimeMissing,
+        ErrorKind::Embedding,
+        ErrorKind::Llm,
+        ErrorKind::Store,
+        ErrorKind::VectorIndex,
+        ErrorKind::Io,
+        ErrorKind::Watch,
+        ErrorKind::InvalidInput,
+        ErrorKind::Cancelled,
+        ErrorKind::NotFound,
+        ErrorKind::Download,
+        ErrorKind::ReembedRequired,
+        ErrorKind::NotReady,
+        ErrorKind::Internal,
+    ];
 }
 
 /// The engine's error type.
@@ -71,8 +91,6 @@ pub enum Error {
     Embedding(String),
     #[error("the language model failed: {0}")]
     Llm(String),
-    #[error("{path}: {message}")]
-    Extract { path: PathBuf, message: String },
     #[error("store error: {0}")]
     Store(#[from] rusqlite::Error),
     #[error("vector index error: {0}")]
@@ -108,7 +126,6 @@ impl Error {
             Error::RuntimeMissing(_) => ErrorKind::RuntimeMissing,
             Error::Embedding(_) => ErrorKind::Embedding,
             Error::Llm(_) => ErrorKind::Llm,
-            Error::Extract { .. } => ErrorKind::Extract,
             Error::Store(_) => ErrorKind::Store,
             Error::VectorIndex(_) => ErrorKind::VectorIndex,
             Error::Io { .. } => ErrorKind::Io,
@@ -128,3 +145,35 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    #[test]
+    fn all_lists_every_kind_once_with_a_unique_code() {
+        // An exhaustive match: a new kind does not compile here until it is placed in ALL.
+        let declared = |k: ErrorKind| match k {
+            ErrorKind::ModelMissing => 0,
+            ErrorKind::RuntimeMissing => 1,
+            ErrorKind::Embedding => 2,
+            ErrorKind::Llm => 3,
+            ErrorKind::Store => 4,
+            ErrorKind::VectorIndex => 5,
+            ErrorKind::Io => 6,
+            ErrorKind::Watch => 7,
+            ErrorKind::InvalidInput => 8,
+            ErrorKind::Cancelled => 9,
+            ErrorKind::NotFound => 10,
+            ErrorKind::Download => 11,
+            ErrorKind::ReembedRequired => 12,
+            ErrorKind::NotReady => 13,
+            ErrorKind::Internal => 14,
+        };
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(declared(*kind), i, "{kind:?}");
+        }
+        let codes: std::collections::HashSet<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+        assert_eq!(codes.len(), ErrorKind::ALL.len());
+    }
+}

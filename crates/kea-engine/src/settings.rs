@@ -140,7 +140,7 @@ impl Settings {
     pub fn active_models(&self, indexed: Option<String>) -> std::collections::HashMap<Role, String> {
         let m = &self.models;
         let embedder = indexed.or_else(|| m.embedder.clone()).unwrap_or_else(|| crate::model::DEFAULT_TEXT_MODEL.into());
-        let image = m.image.clone().unwrap_or_else(|| crate::identify::DEFAULT_IMAGE_MODEL.into());
+        let image = m.image.clone().unwrap_or_else(|| crate::model::DEFAULT_IMAGE_MODEL.into());
         let llm = m.llm.clone().unwrap_or_else(|| kea_llm::select::DEFAULT_EMBEDDED_MODEL.into());
         let mut active = std::collections::HashMap::from([(Role::Embedder, embedder), (Role::Image, image), (Role::Llm, llm)]);
         if let Some(reranker) = m.reranker.clone() {

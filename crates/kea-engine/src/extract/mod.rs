@@ -25,16 +25,22 @@ pub enum DocKind {
 }
 
 impl DocKind {
+    /// Every file extension Kea reads (lower case) and its kind: the one list
+    /// behind the scanner, imports, the desktop's file dialog (generated into
+    /// `ui/src/ipc.ts`) and the tests.
+    pub const EXTENSIONS: [(&'static str, DocKind); 6] = [
+        ("md", DocKind::Markdown),
+        ("markdown", DocKind::Markdown),
+        ("txt", DocKind::Text),
+        ("text", DocKind::Text),
+        ("pdf", DocKind::Pdf),
+        ("docx", DocKind::Docx),
+    ];
+
     /// The kind for a path's extension (case-insensitive), if Kea reads it.
     pub fn from_path(path: &Path) -> Option<DocKind> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "md" | "markdown" => Some(DocKind::Markdown),
-            "txt" | "text" => Some(DocKind::Text),
-            "pdf" => Some(DocKind::Pdf),
-            "docx" => Some(DocKind::Docx),
-            _ => None,
-        }
+        Self::EXTENSIONS.iter().find(|(known, _)| *known == ext).map(|(_, kind)| *kind)
     }
 
     pub fn as_str(self) -> &'static str {

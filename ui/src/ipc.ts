@@ -1,0 +1,83 @@
+// Generated from src-tauri/src/dto.rs (ts-rs) by `make ipc`; do not edit.
+
+export type ErrorKind = "model_missing" | "runtime_missing" | "embedding" | "llm" | "store" | "vector_index" | "io" | "watch" | "invalid_input" | "cancelled" | "not_found" | "download" | "reembed_required" | "not_ready" | "internal";
+/** The file extensions Kea indexes. */
+export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "docx"];
+export type ErrorDto = { kind: ErrorKind, message: string, };
+export type DocumentState = "indexed" | "error";
+export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
+export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, };
+export type ProgressDto = { "type": "started", files_to_index: number, } | { "type": "file_done", path: string, error: string | null, files_done: number, files_total: number, } | { "type": "finished", documents: number, chunks: number, embedded: number, errors: number, };
+export type CitationDto = { id: string, source: string, heading_path: string, page: number | null, chunk_id: number, 
+/**
+ * Every chunk of the cited block.
+ */
+chunk_ids: number[], };
+export type RouteDto = { use_rag: boolean, is_followup: boolean, search_query: string, 
+/**
+ * `llm` or `keywords`.
+ */
+decided_by: string, };
+export type StageDto = { stage: string, ms: number, candidates: [number, number][], };
+export type RelevanceDto = { relevant: boolean, coverage: number, best_dense: number | null, best_rerank: number | null, reason: string, };
+export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Array<string>, total_ms: number, relevance: RelevanceDto | null, };
+export type SummaryDto = { chunk_id: number, source: string, key_facts: Array<string>, summary: string, };
+export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, refused: boolean, provider: string, 
+/**
+ * The route and the retrieval trace, for "how this was answered".
+ */
+route: RouteDto, trace: TraceDto | null, summaries: Array<SummaryDto>, };
+export type StreamDto = { "type": "token", text: string, } | { "type": "stage", name: string, ms: number | null, detail: unknown, };
+export type DecisionDto = { final_name: string, reasoning: string, followup: string, };
+export type IdentificationDto = { 
+/**
+ * `[name, Chinese name, probability]`, best first.
+ */
+candidates: Array<[string, string | null, number]>, 
+/**
+ * `High`, `Medium` or `Low`.
+ */
+level: string, visual_description: string, used_retrieval: boolean, evidence: Array<CitationDto>, decision: DecisionDto | null, reply: string, 
+/**
+ * The conversation the photo and reply were saved in.
+ */
+chat_id: number | null, };
+export type ImportDto = { imported: Array<string>, 
+/**
+ * `[file, reason]` for each file not imported.
+ */
+rejected: Array<[string, string]>, };
+export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
+export type ConversationDto = { id: number, title: string, };
+export type MessageRole = "user" | "assistant";
+export type MessageDto = { role: MessageRole, content: string, citations: Array<CitationDto>, };
+export type MetricsDto = { queries: number, recall_1: number, recall_3: number, recall_5: number, recall_10: number, hit_1: number, hit_3: number, mrr_10: number, ndcg_10: number, };
+export type MissDto = { query: string, relevant: Array<string>, got: Array<string>, };
+export type RefusalDto = { answerable: number, unanswerable: number, answered: number, refused: number, precision: number, wrong: Array<string>, };
+export type EvalDto = { name: string, metrics: MetricsDto, by_lang: { [key in string]?: MetricsDto }, misses: Array<MissDto>, ms_per_query: number, 
+/**
+ * Present when the set has unanswerable questions.
+ */
+refusal: RefusalDto | null, };
+export type LlmInfoDto = { provider: string, reason: string, };
+export type ProviderDto = "auto" | "embedded" | "openai" | "none";
+export type ThemeDto = "system" | "light" | "dark";
+export type PhotoClassifierDto = "clip" | "vision_llm";
+export type ModelRoleDto = "embedder" | "reranker" | "image" | "llm";
+export type SettingsDto = { provider: ProviderDto, gguf: string | null, base_url: string | null, model: string | null, 
+/**
+ * Sent only when typed: `""` clears the key, absent keeps it.
+ */
+api_key?: string, api_key_set: boolean, models_dir: string | null, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
+/**
+ * The interface language; none follows the system.
+ */
+language: "zh" | "en" | null, theme: ThemeDto, photo_classifier: PhotoClassifierDto, };
+export type ModelDto = { id: string, role: ModelRoleDto, name: string, languages: Array<string>, size_bytes: number, license: string, description: string, installed: boolean, active: boolean, downloadable: boolean, };
+export type DownloadDto = { model: string, file: string, done_bytes: number, total_bytes: number, };
+export type RemoteEmbedderDto = { base_url: string, model: string, api_key: string | null, api: "openai" | "ollama", 
+/**
+ * Comma-separated, e.g. `zh,en`; empty means many.
+ */
+languages: string, };
+export type ReembedCostDto = { indexed_model: string | null, documents: number, chunks: number, estimated_seconds: number, };
