@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
+use crate::ingest::{IndexModels, Indexer};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
@@ -108,9 +109,9 @@ pub struct ReembedCost {
 
 /// The engine. Cheap operations take `&self`; share it behind an `Arc`.
 pub struct Engine {
-    pub(crate) config: EngineConfig,
-    pub(crate) store: Mutex<Store>,
-    pub(crate) vectors: RwLock<Box<dyn VectorIndex>>,
+    config: EngineConfig,
+    store: Mutex<Store>,
+    vectors: RwLock<Box<dyn VectorIndex>>,
     embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// A second, single-threaded instance of the same model for queries, so a
     /// query never waits behind an ingest batch (the watcher may be indexing).
@@ -118,13 +119,13 @@ pub struct Engine {
     /// Loaded on first use; a load failure is kept so queries fall back fast.
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
-    pub(crate) sync_lock: Mutex<()>,
+    sync_lock: Mutex<()>,
     vectors_rebuilt_on_open: bool,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
     pub(crate) llm_rerank_cache: RerankCache,
     /// The knowledge folder's `kea.toml` (re-read at every sync).
-    pub(crate) profile: RwLock<crate::profile::Profile>,
+    profile: RwLock<crate::profile::Profile>,
 }
 
 const DB_FILE: &str = "kea.sqlite3";
@@ -296,6 +297,25 @@ impl Engine {
         }
     }
 
+    /// Brings the index in step with the knowledge folder (one sync at a time).
+    pub fn sync(&self, sink: &dyn crate::progress::ProgressSink, cancel: &crate::progress::CancelToken) -> Result<crate::progress::SyncReport> {
+        let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.indexer().sync(sink, cancel)
+    }
+
+    fn indexer(&self) -> Indexer<'_> {
+        Indexer {
+            knowledge_dir: &self.config.knowledge_dir,
+            max_file_bytes: self.config.max_file_bytes,
+            chunking: self.config.chunking,
+            batch_size: self.config.embed.batch_size,
+            store: &self.store,
+            vectors: &self.vectors,
+            profile: &self.profile,
+            models: self,
+        }
+    }
+
     /// Embeds texts with the engine's model exactly as ingest does (used by
     /// the benchmark to measure the raw model time).
     pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
@@ -393,5 +413,15 @@ impl QueryModels for Engine {
 
     fn languages(&self) -> &[String] {
         &self.model_languages
+    }
+}
+
+impl IndexModels for Engine {
+    fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.with_embedder(|m| m.embed_passages(texts))
+    }
+
+    fn persist_vectors(&self) -> Result<()> {
+        self.save_vectors()
     }
 }

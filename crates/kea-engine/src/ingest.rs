@@ -3,19 +3,47 @@
 //! re-chunked, and only chunks whose hash is not already stored go through
 //! the model. Work is committed in batches (one transaction each), so a crash
 //! loses at most the batch in flight, which the next sync redoes.
+//!
+//! The [`Indexer`] borrows the parts it writes (the store, the vector index,
+//! the profile) and reaches the embedding model through [`IndexModels`]; it
+//! knows nothing of the engine that owns them.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 
-use crate::chunk::chunk_document;
-use crate::engine::Engine;
+use crate::chunk::{chunk_document, ChunkConfig};
 use crate::error::{Error, Result};
 use crate::extract::extract;
+use crate::profile::Profile;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 use crate::scan::{scan, DiskFile};
-use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk};
+use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk, Store};
+use crate::vectors::VectorIndex;
+
+/// What indexing needs from the engine's (lazily loaded) model and files.
+pub(crate) trait IndexModels {
+    /// Embeds passages with the index's model (loading it on first use).
+    fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+    /// Saves the vector index with a stamp of the store's state.
+    fn persist_vectors(&self) -> Result<()>;
+}
+
+/// The indexer over borrowed parts: scan → extract → chunk → embed → store and vectors.
+pub(crate) struct Indexer<'a> {
+    pub knowledge_dir: &'a Path,
+    pub max_file_bytes: u64,
+    pub chunking: ChunkConfig,
+    /// Passages per model call.
+    pub batch_size: usize,
+    pub store: &'a Mutex<Store>,
+    pub vectors: &'a RwLock<Box<dyn VectorIndex>>,
+    pub profile: &'a RwLock<Profile>,
+    pub models: &'a dyn IndexModels,
+}
 
 /// New chunks gathered before a batch is embedded and committed.
 const FLUSH_CHUNKS: usize = 64;
@@ -47,13 +75,21 @@ struct Pending {
     prepared: Prepared,
 }
 
-impl Engine {
-    /// Brings the index in step with the knowledge folder.
+impl Indexer<'_> {
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn profile(&self) -> Profile {
+        self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Brings the index in step with the knowledge folder (the caller holds
+    /// the engine's one-sync-at-a-time lock).
     pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
         let started = Instant::now();
         let profile_error = self.reload_profile()?;
-        let disk = scan(&self.config.knowledge_dir)?;
+        let disk = scan(self.knowledge_dir)?;
         let stored: HashMap<String, DocRecord> = self.store().documents()?.into_iter().map(|d| (d.path.clone(), d)).collect();
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.rel.as_str()).collect();
         let to_index: Vec<&DiskFile> = disk.iter().filter(|f| needs_indexing(f, stored.get(&f.rel))).collect();
@@ -61,7 +97,7 @@ impl Engine {
         to_remove.sort();
         sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
 
-        let mut run = Run { engine: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
+        let mut run = Run { indexer: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
         let mut batch: Vec<Pending> = Vec::new();
         let mut new_chunks = 0;
         for file in to_index {
@@ -92,7 +128,7 @@ impl Engine {
             }
         }
         if run.report.processed > 0 || run.report.removed > 0 {
-            self.save_vectors()?;
+            self.models.persist_vectors()?;
         }
         if run.report.embedded >= MEASURE_MIN_CHUNKS {
             let per_chunk = run.embed_ms / run.report.embedded as f64;
@@ -118,10 +154,10 @@ impl Engine {
     /// Reads, extracts and chunks one file, and looks up stored vectors for
     /// its chunks (a chunk with an empty embedding still needs the model).
     fn prepare(&self, file: &DiskFile, stored: Option<&DocRecord>) -> Prepared {
-        if file.size > self.config.max_file_bytes {
-            return Prepared::Failed(format!("file is {} MB, over the {} MB limit", file.size / 1_000_000, self.config.max_file_bytes / 1_000_000));
+        if file.size > self.max_file_bytes {
+            return Prepared::Failed(format!("file is {} MB, over the {} MB limit", file.size / 1_000_000, self.max_file_bytes / 1_000_000));
         }
-        let bytes = match read_limited(file, self.config.max_file_bytes) {
+        let bytes = match read_limited(file, self.max_file_bytes) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Prepared::Vanished,
             Err(message) => return Prepared::Failed(message),
@@ -132,7 +168,7 @@ impl Engine {
                 return Prepared::Touch;
             }
         }
-        let chunking = self.config.chunking;
+        let chunking = self.chunking;
         let extracted = catch_unwind(AssertUnwindSafe(|| {
             extract(file.kind, &bytes).map(|doc| {
                 let chunks = chunk_document(&doc, &chunking);
@@ -205,12 +241,12 @@ const CHUNK_FORMAT_KEY: &str = "chunk_format";
 /// Bumped when chunk text, embedding text or full-text tokens change shape.
 const CHUNK_FORMAT: &str = "2:names-by-language";
 
-impl Engine {
+impl Indexer<'_> {
     /// Re-reads `kea.toml`; a broken file keeps the previous profile and
     /// returns the problem for the report. A changed profile (or chunk
     /// format) marks every document to be read again.
     fn reload_profile(&self) -> Result<Option<String>> {
-        let (profile, problem) = match crate::profile::Profile::load(&self.config.knowledge_dir) {
+        let (profile, problem) = match Profile::load(self.knowledge_dir) {
             Ok(profile) => (profile, None),
             Err(message) => (self.profile(), Some(message)),
         };
@@ -260,7 +296,7 @@ fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u
 const MEASURE_MIN_CHUNKS: usize = 8;
 
 struct Run<'a> {
-    engine: &'a Engine,
+    indexer: &'a Indexer<'a>,
     sink: &'a dyn ProgressSink,
     cancel: &'a CancelToken,
     report: SyncReport,
@@ -341,7 +377,7 @@ impl Run<'_> {
             }
         }
         let mut vectors = HashMap::with_capacity(texts.len());
-        let step = self.engine.config.embed.batch_size.max(1);
+        let step = self.indexer.batch_size.max(1);
         for group in texts.chunks(step) {
             if self.cancel.is_cancelled() {
                 self.report.cancelled = true;
@@ -349,7 +385,7 @@ impl Run<'_> {
             }
             let inputs: Vec<String> = group.iter().map(|(_, t)| t.clone()).collect();
             let model_started = Instant::now();
-            let embedded = self.engine.with_embedder(|m| m.embed_passages(&inputs));
+            let embedded = self.indexer.models.embed_for_index(&inputs);
             self.embed_ms += model_started.elapsed().as_secs_f64() * 1000.0;
             let embedded = match embedded {
                 Ok(v) => v,
@@ -371,8 +407,8 @@ impl Run<'_> {
 
     /// Commits changes and applies the resulting delta to the vector index.
     fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
-        let delta = self.engine.store().apply(changes)?;
-        let mut vectors = self.engine.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let delta = self.indexer.store().apply(changes)?;
+        let mut vectors = self.indexer.vectors.write().unwrap_or_else(|p| p.into_inner());
         for id in delta.removed {
             vectors.remove(id)?;
         }
