@@ -3,7 +3,7 @@
 //! generated from them (ts-rs): the test `the_typescript_contract_is_current`
 //! fails when it is stale, and `make ipc` rewrites it.
 
-use kea_engine::chat::{ChatAnswer, ChatEvent, Citation, Route};
+use kea_engine::chat::{ChatAnswer, ChatEvent, Citation, DecidedBy, Route};
 use kea_engine::eval::{EvalResult, Metrics, Miss, RefusalMetrics};
 use kea_engine::identify::{Decision, Identification};
 use kea_engine::import::ImportReport;
@@ -169,7 +169,11 @@ pub struct RouteDto {
 
 impl From<&Route> for RouteDto {
     fn from(r: &Route) -> Self {
-        let decided_by = serde_json::to_value(r.decided_by).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let decided_by = match r.decided_by {
+            DecidedBy::Llm => "llm",
+            DecidedBy::Keywords => "keywords",
+        }
+        .to_string();
         RouteDto { use_rag: r.use_rag, is_followup: r.is_followup, search_query: r.search_query.clone(), decided_by }
     }
 }

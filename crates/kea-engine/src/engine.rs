@@ -418,7 +418,7 @@ impl QueryModels for Engine {
 
 impl IndexModels for Engine {
     fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        self.with_embedder(|m| m.embed_passages(texts))
+        self.embed_passages(texts)
     }
 
     fn persist_vectors(&self) -> Result<()> {
