@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Kea's build needs (WebKitGTK, a C/C++
-# toolchain, cmake and clang for llama.cpp); with --test also what the
-# tests need (Xvfb, xauth, WebKitWebDriver, strace, a CJK font so the
-# end-to-end screenshots show Chinese text). Idempotent: does nothing when they are all present; skips apt
-# (with a hint) when not root and something is missing.
+# toolchain, cmake and clang for llama.cpp) and uses at run time (Tesseract
+# OCR with Chinese and English data, poppler's pdftoppm for scanned PDF
+# pages); with --test also what the tests need (Xvfb, xauth,
+# WebKitWebDriver, strace, xdotool and GTK's Python bindings for a real
+# drag-and-drop, a CJK font so the end-to-end screenshots show Chinese
+# text). Idempotent: does nothing when they are all present; skips apt (with
+# a hint) when not root and something is missing.
 set -euo pipefail
 
 # WebKitGTK for the desktop shell; cmake and clang for llama.cpp (embedded and llama-server).
 packages=(libwebkit2gtk-4.1-dev build-essential pkg-config cmake clang libclang-dev)
+# OCR of scanned PDFs and of page photos in the knowledge folder.
+packages+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim poppler-utils)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(xvfb xauth webkit2gtk-driver strace fonts-wqy-microhei)
+  packages+=(xvfb xauth webkit2gtk-driver strace fonts-wqy-microhei xdotool python3-gi gir1.2-gtk-3.0)
 fi
 missing=()
 for p in "${packages[@]}"; do

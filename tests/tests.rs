@@ -25,6 +25,8 @@ mod index;
 mod models;
 #[path = "integration/network.rs"]
 mod network;
+#[path = "integration/ocr.rs"]
+mod ocr;
 #[path = "integration/remote_embed.rs"]
 mod remote_embed;
 #[path = "integration/retrieval.rs"]

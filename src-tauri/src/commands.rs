@@ -74,26 +74,28 @@ async fn status(state: State<'_, AppState>) -> Result<StatusDto, ErrorDto> {
 
 #[tauri::command]
 async fn reindex(app: AppHandle, state: State<'_, AppState>) -> Result<(), ErrorDto> {
-    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
-    blocking(move || Ok(engine.sync(&progress_sink(app), &cancel).map(drop)?)).await
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.sync(&progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
-/// Stops the indexing run in progress after the current batch.
+/// Stops the indexing run in progress, whoever started it (the watcher, a
+/// re-index), after the file or batch at hand.
 #[tauri::command]
-fn cancel_indexing(state: State<'_, AppState>) {
-    state.indexing.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+fn cancel_indexing(state: State<'_, AppState>) -> Result<(), ErrorDto> {
+    state.engine()?.cancel_indexing();
+    Ok(())
 }
 
 #[tauri::command]
 async fn reindex_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
-    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
-    blocking(move || Ok(engine.reindex_document(&path, &progress_sink(app), &cancel).map(drop)?)).await
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.reindex_document(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 #[tauri::command]
 async fn delete_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
-    let (engine, cancel) = (state.engine()?, state.new_indexing_token());
-    blocking(move || Ok(engine.delete_document(&path, &progress_sink(app), &cancel).map(drop)?)).await
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.delete_document(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 /// Copies dropped or picked files and folders into the knowledge folder

@@ -39,8 +39,6 @@ struct AppState {
     watcher: Mutex<Option<kea_engine::WatchHandle>>,
     /// Bumped by "stop": an answer started under an older value stops.
     stop_epoch: Arc<AtomicU64>,
-    /// The cancel token of the indexing run in progress.
-    indexing: Mutex<CancelToken>,
 }
 
 impl AppState {
@@ -68,13 +66,6 @@ impl AppState {
         settings.save(path)?;
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
         Ok(())
-    }
-
-    /// A fresh cancel token for an indexing run, replacing the last one.
-    fn new_indexing_token(&self) -> CancelToken {
-        let token = CancelToken::new();
-        *self.indexing.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
-        token
     }
 }
 
@@ -175,7 +166,9 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
         if let Some(watcher) = state.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
             watcher.stop();
         }
-        state.indexing.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+        if let Ok(previous) = state.engine() {
+            previous.cancel_indexing();
+        }
         let _ = std::fs::create_dir_all(&config.knowledge_dir);
         let engine = match Engine::open(config) {
             Ok(engine) => Arc::new(engine),
@@ -187,7 +180,7 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
         *state.engine.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.clone());
         let _ = app.emit("engine-ready", ());
         select_llm(&app, engine.config().model_paths.dirs.clone());
-        if let Err(e) = engine.sync(&progress_sink(app.clone()), &state.new_indexing_token()) {
+        if let Err(e) = engine.sync(&progress_sink(app.clone()), &CancelToken::new()) {
             let _ = app.emit("engine-error", ErrorDto::from(e));
         }
         let error_app = app.clone();

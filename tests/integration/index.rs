@@ -103,6 +103,25 @@ fn deletes_and_renames_are_reflected_without_reembedding() {
 }
 
 #[test]
+fn kea_reindex_and_remove_act_on_one_document_only() {
+    let sandbox = Sandbox::with_samples();
+    let first = sandbox.index();
+    let reindexed = sandbox.json(&["reindex", "parrots/cockatiel.md", "--json"]);
+    assert_eq!((count(&reindexed, "compared"), count(&reindexed, "processed"), count(&reindexed, "embedded")), (1, 1, 0), "{reindexed}");
+
+    let file = sandbox.path("parrots/cockatiel.md");
+    let removed = sandbox.json(&["remove", file.to_str().unwrap(), "--json"]);
+    assert_eq!((count(&removed, "compared"), count(&removed, "removed")), (0, 1), "{removed}");
+    assert!(!file.exists(), "remove deletes the file, like the knowledge pane");
+    assert_eq!(count(&removed, "documents"), count(&first, "documents") - 1);
+
+    let out = sandbox.run(&["reindex", "parrots/cockatiel.md"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("[not_found]"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = sandbox.run(&["remove", "../outside.md"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[invalid_input]"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn truncated_pdf_and_binary_markdown_are_reported_and_the_rest_indexed() {
     let sandbox = Sandbox::with_samples();
     let pdf = std::fs::read(sandbox.path("guides/cage-setup.pdf")).unwrap();

@@ -1,14 +1,17 @@
 //! `kea index --watch`: creates, edits, renames and deletes show up in the
-//! index within a few seconds, without a full rebuild.
+//! index within a few seconds, each syncing only the paths it names; the
+//! app's Cancel stops a run the watcher started.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use kea_engine::{Engine, EngineConfig, IndexEvent, SyncReport};
 use serde_json::Value;
 
-use super::util::{count, Sandbox};
+use super::util::{count, repo_root, Sandbox};
 
 /// A watching `kea` whose JSON summary lines arrive on a channel.
 struct Watcher {
@@ -67,6 +70,7 @@ fn watcher_picks_up_create_edit_rename_and_delete() {
     std::fs::write(&note, "# Kakapo\n\nThe kakapo is a flightless nocturnal parrot that smells of honey.\n").unwrap();
     let edit = watcher.wait_for("the edit", |v| count(v, "embedded") >= 1);
     assert_eq!(count(&edit, "documents"), docs + 1);
+    assert_eq!(count(&edit, "compared"), 1, "an edit syncs the edited file alone: {edit}");
 
     std::fs::rename(&note, sandbox.path("owl-parrot.md")).unwrap();
     let rename = watcher.wait_for("the rename", |v| count(v, "removed") == 1);
@@ -87,4 +91,36 @@ fn a_small_watcher_storm_settles_with_the_index_equal_to_the_disk() {
     assert_eq!(figures["watcher_errors"], 0, "{figures}");
     assert!(figures["queries"].as_u64().unwrap() > 10, "queries kept running: {figures}");
     assert!(figures["documents"].as_u64().unwrap() > 200, "{figures}");
+}
+
+#[test]
+fn cancel_stops_a_run_the_watcher_started_and_the_watcher_goes_on() {
+    let sandbox = Sandbox::empty();
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    let engine = Arc::new(Engine::open(config).unwrap());
+    // Like the app's Cancel button, pressed as soon as the watcher's run starts.
+    let (reports, received) = mpsc::channel::<SyncReport>();
+    let (pressed, app) = (AtomicBool::new(false), Arc::downgrade(&engine));
+    let sink = move |event: &IndexEvent| match event {
+        IndexEvent::Started { files_to_index, .. } if *files_to_index > 0 && !pressed.swap(true, Ordering::SeqCst) => {
+            app.upgrade().unwrap().cancel_indexing();
+        }
+        IndexEvent::Finished { report } => reports.send(report.clone()).unwrap(),
+        _ => {}
+    };
+    let handle = kea_engine::watch(engine.clone(), Arc::new(sink), Duration::from_millis(200), |e| panic!("watcher error: {e}")).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..5 {
+        std::fs::write(sandbox.path(&format!("note-{i}.md")), format!("# Note {i}\n\nThe {i}th note about cold alpine weather.\n")).unwrap();
+    }
+    let first = received.recv_timeout(Duration::from_secs(30)).expect("the watcher's run finished");
+    assert!(first.cancelled, "{first:?}");
+    assert_eq!(first.processed, 0, "{first:?}");
+
+    std::fs::write(sandbox.path("later.md"), "# Later\n\nWritten after the cancel.\n").unwrap();
+    let later = std::iter::from_fn(|| received.recv_timeout(Duration::from_secs(30)).ok()).find(|r| r.documents > 0).expect("the watcher keeps syncing");
+    assert!(!later.cancelled, "{later:?}");
+    assert_eq!(engine.search("Written after the cancel", 1, kea_engine::SearchMode::Fts).unwrap()[0].chunk.source, "later.md");
+    handle.stop();
 }

@@ -94,6 +94,12 @@ async function pick(directory: boolean) {
   if (chosen) await importPaths(Array.isArray(chosen) ? chosen : [chosen]);
 }
 
+/** Whether the point (CSS pixels in the window) falls on the element. */
+export function isInside(element: Element, x: number, y: number): boolean {
+  const r = element.getBoundingClientRect();
+  return x >= r.left && x < r.right && y >= r.top && y < r.bottom;
+}
+
 /** Wires the knowledge pane, progress events and drag-and-drop. */
 export function setupKnowledge() {
   $("add-files").addEventListener("click", () => void pick(false).catch(toastError));
@@ -111,12 +117,18 @@ export function setupKnowledge() {
   });
   void getCurrentWebview().onDragDropEvent((event) => {
     const pane = $("knowledge");
-    if (event.payload.type === "over" || event.payload.type === "enter") pane.classList.add("dragging");
-    if (event.payload.type === "leave") pane.classList.remove("dragging");
+    if (event.payload.type === "leave") {
+      pane.classList.remove("dragging");
+      return;
+    }
+    // On the knowledge pane everything is imported (pictures are read by
+    // OCR); elsewhere a photo is identified and documents are imported.
+    const ratio = window.devicePixelRatio || 1;
+    const onPane = isInside(pane, event.payload.position.x / ratio, event.payload.position.y / ratio);
+    pane.classList.toggle("dragging", onPane && event.payload.type !== "drop");
     if (event.payload.type !== "drop") return;
-    pane.classList.remove("dragging");
-    const images = event.payload.paths.filter(isImagePath);
+    const images = onPane ? [] : event.payload.paths.filter(isImagePath);
     for (const path of images) void identify({ path });
-    void importPaths(event.payload.paths.filter((p) => !isImagePath(p)));
+    void importPaths(event.payload.paths.filter((p) => !images.includes(p)));
   });
 }

@@ -58,6 +58,9 @@ struct Cli {
     /// The vector index behind dense search: usearch (HNSW, saved) or exact (in RAM, rebuilt at start).
     #[arg(long, global = true, value_enum, default_value = "usearch", env = "KEA_VECTOR_INDEX")]
     vector_index: VectorIndexArg,
+    /// Seconds reading one file may take (plus 15 s per MB) before it is recorded as timed out.
+    #[arg(long, global = true, value_name = "SECS", env = "KEA_FILE_TIMEOUT")]
+    file_timeout: Option<f64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -76,6 +79,20 @@ enum Command {
         #[arg(long)]
         watch: bool,
         /// Print a JSON summary (one line per sync with --watch).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete one document's file from the knowledge folder and drop it from the index.
+    Remove {
+        /// The file (a path, or its key relative to the knowledge folder).
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read one document again and re-index it, even if unchanged (also retries a file that failed).
+    Reindex {
+        /// The file (a path, or its key relative to the knowledge folder).
+        path: PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -227,6 +244,9 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     if let Some(reranker) = &cli.reranker {
         config.reranker_id = Some(reranker.clone()).filter(|r| !r.is_empty());
     }
+    if let Some(seconds) = cli.file_timeout.filter(|s| s.is_finite() && *s > 0.0) {
+        config.file_budget.base = Duration::from_secs_f64(seconds);
+    }
     config
 }
 
@@ -268,6 +288,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Index { watch, json } => index(config(), *watch, *json),
         Command::Status { json } => status(config(), *json),
+        Command::Remove { path, json } => manage_document(config(), path, *json, Engine::delete_document),
+        Command::Reindex { path, json } => manage_document(config(), path, *json, Engine::reindex_document),
         Command::Search { query, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
@@ -332,6 +354,31 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
     }
     handle.stop();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Removes or re-indexes one document, named by path or by key.
+fn manage_document(
+    config: EngineConfig,
+    path: &std::path::Path,
+    json: bool,
+    action: fn(&Engine, &str, &dyn kea_engine::ProgressSink, &CancelToken) -> kea_engine::Result<kea_engine::SyncReport>,
+) -> anyhow::Result<ExitCode> {
+    let engine = open_engine(config)?;
+    let key = document_key(engine.knowledge_dir(), path);
+    let sink = progress::sink_for(json);
+    let report = action(&engine, &key, sink.as_ref(), &CancelToken::new())?;
+    progress::print_report(&report, json);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A document's key: the path relative to the knowledge folder when it
+/// resolves inside it, else the argument as written.
+fn document_key(knowledge: &std::path::Path, path: &std::path::Path) -> String {
+    let inside = path.canonicalize().ok().zip(knowledge.canonicalize().ok()).and_then(|(file, root)| file.strip_prefix(root).ok().map(|rel| rel.to_path_buf()));
+    match inside {
+        Some(rel) => kea_engine::scan::relative_key(&rel),
+        None => path.to_string_lossy().into_owned(),
+    }
 }
 
 fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {

@@ -5,12 +5,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
 use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
-use crate::ingest::{IndexModels, Indexer};
+use crate::extract::Ocr;
+use crate::ingest::{FileBudget, IndexModels, Indexer, SyncScope};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
+use crate::progress::{CancelToken, ProgressSink, SyncReport};
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
 use crate::retrieve::{Hit, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
@@ -39,6 +42,13 @@ pub struct EngineConfig {
     pub embed: EmbedOptions,
     /// Larger files are recorded as errors, not read.
     pub max_file_bytes: u64,
+    /// How long reading one file may take before it is recorded as timed out.
+    pub file_budget: FileBudget,
+    /// Threads reading files while the model embeds (at least one).
+    pub readers: usize,
+    /// The OCR engine for pictures and scanned PDF pages (found on the
+    /// machine by [`EngineConfig::new`]; `None`: such files say it is missing).
+    pub ocr: Option<Ocr>,
     /// Which vector index backs dense search.
     pub vector_backend: VectorBackend,
 }
@@ -58,6 +68,9 @@ impl EngineConfig {
             chunking: ChunkConfig::default(),
             embed: EmbedOptions::default(),
             max_file_bytes: 100 * 1024 * 1024,
+            file_budget: FileBudget::default(),
+            readers: default_readers(),
+            ocr: Ocr::discover(),
             vector_backend: VectorBackend::default(),
         }
     }
@@ -79,6 +92,11 @@ impl EngineConfig {
     pub fn default_data_dir() -> PathBuf {
         dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("kea")
     }
+}
+
+/// Half the cores read files; the model's threads use the rest.
+fn default_readers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
 /// The index's state, for `kea status` and the knowledge pane.
@@ -120,6 +138,11 @@ pub struct Engine {
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
     sync_lock: Mutex<()>,
+    /// The running sync's own cancel token, whoever started it.
+    active_run: Mutex<Option<CancelToken>>,
+    /// When the vector file was last saved, and whether the index has
+    /// changed since (saved on a debounce after a sync of some paths).
+    vectors_saved: Mutex<VectorsSaved>,
     vectors_rebuilt_on_open: bool,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
@@ -127,6 +150,16 @@ pub struct Engine {
     /// The knowledge folder's `kea.toml` (re-read at every sync).
     profile: RwLock<crate::profile::Profile>,
 }
+
+/// The vector file's save state.
+struct VectorsSaved {
+    at: Instant,
+    dirty: bool,
+}
+
+/// A sync of some paths saves the vector file at most this often; the
+/// watcher saves pending changes when the folder goes quiet.
+const VECTORS_SAVE_EVERY: Duration = Duration::from_secs(30);
 
 const DB_FILE: &str = "kea.sqlite3";
 const VECTORS_FILE: &str = "vectors.usearch";
@@ -195,6 +228,8 @@ impl Engine {
             query_embedder: Mutex::new(None),
             reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
+            active_run: Mutex::new(None),
+            vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false }),
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
             llm_rerank_cache: Default::default(),
@@ -298,9 +333,31 @@ impl Engine {
     }
 
     /// Brings the index in step with the knowledge folder (one sync at a time).
-    pub fn sync(&self, sink: &dyn crate::progress::ProgressSink, cancel: &crate::progress::CancelToken) -> Result<crate::progress::SyncReport> {
+    pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.sync_scope(&SyncScope::Everything, sink, cancel)
+    }
+
+    /// Brings the index in step with some files and folders of the
+    /// knowledge folder (absolute paths; gone ones are dropped from the index).
+    pub fn sync_paths(&self, paths: &[PathBuf], sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.sync_scope(&SyncScope::Paths(paths.to_vec()), sink, cancel)
+    }
+
+    fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.indexer().sync(sink, cancel)
+        let run = cancel.linked();
+        *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());
+        let report = self.indexer().sync(scope, sink, &run);
+        *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        report
+    }
+
+    /// Stops the index run in progress, whoever started it (the watcher, the
+    /// app, a document's re-index), after the file or batch at hand.
+    pub fn cancel_indexing(&self) {
+        if let Some(run) = self.active_run.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            run.cancel();
+        }
     }
 
     fn indexer(&self) -> Indexer<'_> {
@@ -309,11 +366,24 @@ impl Engine {
             max_file_bytes: self.config.max_file_bytes,
             chunking: self.config.chunking,
             batch_size: self.config.embed.batch_size,
+            readers: self.config.readers,
+            budget: self.config.file_budget,
+            ocr: self.config.ocr.as_ref(),
             store: &self.store,
             vectors: &self.vectors,
             profile: &self.profile,
             models: self,
         }
+    }
+
+    /// Saves the vector file if the index changed since it was last saved.
+    pub fn save_pending_vectors(&self) -> Result<()> {
+        let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
+        if saved.dirty {
+            self.save_vectors()?;
+            *saved = VectorsSaved { at: Instant::now(), dirty: false };
+        }
+        Ok(())
     }
 
     /// Embeds texts with the engine's model exactly as ingest does (used by
@@ -421,7 +491,23 @@ impl IndexModels for Engine {
         self.embed_passages(texts)
     }
 
-    fn persist_vectors(&self) -> Result<()> {
-        self.save_vectors()
+    fn vectors_changed(&self, now: bool) -> Result<()> {
+        let due = {
+            let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
+            saved.dirty = true;
+            now || saved.at.elapsed() >= VECTORS_SAVE_EVERY
+        };
+        if due {
+            self.save_pending_vectors()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Engine {
+    /// Changes not saved yet go to the vector file (else the next open
+    /// rebuilds it from SQLite, which is correct but slower).
+    fn drop(&mut self) {
+        let _ = self.save_pending_vectors();
     }
 }

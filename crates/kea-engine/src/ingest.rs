@@ -4,6 +4,12 @@
 //! the model. Work is committed in batches (one transaction each), so a crash
 //! loses at most the batch in flight, which the next sync redoes.
 //!
+//! Files are read (extracted and chunked) on worker threads while the
+//! calling thread embeds and commits; each file's reading runs on a thread of
+//! its own within a time budget, and one that overruns is recorded as timed
+//! out and abandoned, so no file stalls the rest. A sync covers the whole
+//! folder or only some paths (the watcher's events).
+//!
 //! The [`Indexer`] borrows the parts it writes (the store, the vector index,
 //! the profile) and reaches the embedding model through [`IndexModels`]; it
 //! knows nothing of the engine that owns them.
@@ -11,16 +17,17 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
-use std::sync::{Mutex, MutexGuard, RwLock};
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
-use crate::chunk::{chunk_document, ChunkConfig};
+use crate::chunk::{chunk_document, Chunk, ChunkConfig};
 use crate::error::{Error, Result};
-use crate::extract::extract;
+use crate::extract::{extract_with, ExtractContext, Extracted, Ocr};
 use crate::profile::Profile;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
-use crate::scan::{scan, DiskFile};
+use crate::scan::{scan, scan_under, DiskFile};
 use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk, Store};
 use crate::vectors::VectorIndex;
 
@@ -28,8 +35,40 @@ use crate::vectors::VectorIndex;
 pub(crate) trait IndexModels {
     /// Embeds passages with the index's model (loading it on first use).
     fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
-    /// Saves the vector index with a stamp of the store's state.
-    fn persist_vectors(&self) -> Result<()>;
+    /// The vector index changed: save it (with a stamp of the store's
+    /// state) now when `now`, else soon (a crash before then only means a
+    /// rebuild from SQLite on the next open).
+    fn vectors_changed(&self, now: bool) -> Result<()>;
+}
+
+/// Which files a sync compares with the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncScope {
+    /// The whole knowledge folder.
+    Everything,
+    /// These files and folders (absolute paths inside the knowledge folder),
+    /// whether they still exist or not.
+    Paths(Vec<PathBuf>),
+}
+
+/// How long reading one file may take: a base plus an allowance per
+/// megabyte (scanned pages go through OCR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileBudget {
+    pub base: Duration,
+    pub per_megabyte: Duration,
+}
+
+impl Default for FileBudget {
+    fn default() -> Self {
+        FileBudget { base: Duration::from_secs(30), per_megabyte: Duration::from_secs(15) }
+    }
+}
+
+impl FileBudget {
+    pub fn for_size(&self, bytes: u64) -> Duration {
+        self.base + self.per_megabyte.mul_f64(bytes as f64 / 1_000_000.0)
+    }
 }
 
 /// The indexer over borrowed parts: scan → extract → chunk → embed → store and vectors.
@@ -39,10 +78,14 @@ pub(crate) struct Indexer<'a> {
     pub chunking: ChunkConfig,
     /// Passages per model call.
     pub batch_size: usize,
+    /// Threads reading files while the model embeds.
+    pub readers: usize,
+    pub budget: FileBudget,
+    pub ocr: Option<&'a Ocr>,
     pub store: &'a Mutex<Store>,
     pub vectors: &'a RwLock<Box<dyn VectorIndex>>,
     pub profile: &'a RwLock<Profile>,
-    pub models: &'a dyn IndexModels,
+    pub models: &'a (dyn IndexModels + Sync),
 }
 
 /// New chunks gathered before a batch is embedded and committed.
@@ -84,71 +127,122 @@ impl Indexer<'_> {
         self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Brings the index in step with the knowledge folder (the caller holds
-    /// the engine's one-sync-at-a-time lock).
-    pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+    /// Brings the index in step with the knowledge folder, or the part of it
+    /// in `scope` (the caller holds the engine's one-sync-at-a-time lock).
+    pub fn sync(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let started = Instant::now();
         let profile_error = self.reload_profile()?;
-        let disk = scan(self.knowledge_dir)?;
-        let stored: HashMap<String, DocRecord> = self.store().documents()?.into_iter().map(|d| (d.path.clone(), d)).collect();
+        let (disk, stored) = self.compare(scope)?;
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.rel.as_str()).collect();
         let to_index: Vec<&DiskFile> = disk.iter().filter(|f| needs_indexing(f, stored.get(&f.rel))).collect();
         let mut to_remove: Vec<String> = stored.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
         to_remove.sort();
         sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
 
-        let mut run = Run { indexer: self, sink, cancel, report: SyncReport::default(), files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
+        let report = SyncReport { compared: disk.len(), ..SyncReport::default() };
+        let mut run = Run { indexer: self, sink, cancel, report, files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
         let mut batch: Vec<Pending> = Vec::new();
         let mut new_chunks = 0;
-        for file in to_index {
-            if cancel.is_cancelled() {
-                run.report.cancelled = true;
-                break;
-            }
-            let prepared = self.prepare(file, stored.get(&file.rel));
-            if let Prepared::Content { chunks, .. } = &prepared {
+        self.read_in_parallel(&to_index, &stored, cancel, |pending| {
+            if let Prepared::Content { chunks, .. } = &pending.prepared {
                 new_chunks += chunks.iter().filter(|c| c.chunk.embedding.is_empty()).count();
             }
-            batch.push(Pending { file: facts(file), prepared });
+            batch.push(pending);
             if new_chunks >= FLUSH_CHUNKS || batch.len() >= FLUSH_FILES {
                 run.flush(std::mem::take(&mut batch))?;
                 new_chunks = 0;
             }
-        }
+            Ok(!run.report.cancelled)
+        })?;
+        run.report.cancelled |= cancel.is_cancelled();
         if !run.report.cancelled {
             run.flush(batch)?;
             // Removals come last, so a renamed file reuses its old vectors.
-            if !to_remove.is_empty() {
-                let changes: Vec<DocChange> = to_remove.iter().map(|p| DocChange::Remove { path: p.clone() }).collect();
-                run.commit(&changes)?;
-                for path in to_remove {
-                    sink.event(&IndexEvent::Removed { path });
-                    run.report.removed += 1;
-                }
-            }
+            run.remove(to_remove)?;
         }
         if run.report.processed > 0 || run.report.removed > 0 {
-            self.models.persist_vectors()?;
+            self.models.vectors_changed(*scope == SyncScope::Everything)?;
         }
         if run.report.embedded >= MEASURE_MIN_CHUNKS {
             let per_chunk = run.embed_ms / run.report.embedded as f64;
             self.store().set_meta(crate::store::EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
         }
-        let mut report = run.report;
-        {
-            // Errors are the index's current ones, not only this sync's.
-            let store = self.store();
-            let documents = store.documents()?;
-            report.documents = documents.len();
-            report.errors = documents.into_iter().filter_map(|d| d.error.map(|message| FileError { path: d.path, message })).collect();
-            report.chunks = store.chunk_count()?;
-        }
+        let mut report = self.summarise(run.report)?;
         if let Some(message) = profile_error {
             report.errors.insert(0, FileError { path: crate::profile::PROFILE_FILE.into(), message });
         }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         sink.event(&IndexEvent::Finished { report: report.clone() });
         Ok(report)
+    }
+
+    /// The files on disk and the stored documents within `scope`.
+    fn compare(&self, scope: &SyncScope) -> Result<(Vec<DiskFile>, HashMap<String, DocRecord>)> {
+        let by_path = |docs: Vec<DocRecord>| docs.into_iter().map(|d| (d.path.clone(), d));
+        let SyncScope::Paths(paths) = scope else {
+            return Ok((scan(self.knowledge_dir)?, by_path(self.store().documents()?).collect()));
+        };
+        let mut disk = Vec::new();
+        let mut stored = HashMap::new();
+        for path in paths {
+            let Ok(rel) = path.strip_prefix(self.knowledge_dir) else { continue };
+            if rel.as_os_str().is_empty() {
+                return self.compare(&SyncScope::Everything);
+            }
+            disk.extend(scan_under(self.knowledge_dir, path));
+            stored.extend(by_path(self.store().documents_under(&crate::scan::relative_key(rel))?));
+        }
+        disk.sort_by(|a, b| a.rel.cmp(&b.rel));
+        disk.dedup_by(|a, b| a.rel == b.rel);
+        Ok((disk, stored))
+    }
+
+    /// The report with the index's totals and current errors (not only this sync's).
+    fn summarise(&self, mut report: SyncReport) -> Result<SyncReport> {
+        let store = self.store();
+        let documents = store.documents()?;
+        report.documents = documents.len();
+        report.errors = documents.into_iter().filter_map(|d| d.error.map(|message| FileError { path: d.path, message })).collect();
+        report.chunks = store.chunk_count()?;
+        Ok(report)
+    }
+
+    /// Reads `files` on [`Indexer::readers`] threads and hands each result
+    /// to `consume` on this thread, which returns whether to go on. Stops
+    /// early on cancel, on `false` or on an error (returned).
+    fn read_in_parallel(
+        &self,
+        files: &[&DiskFile],
+        stored: &HashMap<String, DocRecord>,
+        cancel: &CancelToken,
+        mut consume: impl FnMut(Pending) -> Result<bool>,
+    ) -> Result<()> {
+        let readers = self.readers.clamp(1, files.len().max(1));
+        let next = AtomicUsize::new(0);
+        let (results, received) = mpsc::sync_channel::<Pending>(readers * 2);
+        std::thread::scope(|threads| {
+            for _ in 0..readers {
+                let results = results.clone();
+                let next = &next;
+                threads.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= files.len() || cancel.is_cancelled() {
+                        break;
+                    }
+                    let prepared = self.prepare(files[i], stored.get(&files[i].rel));
+                    if results.send(Pending { file: facts(files[i]), prepared }).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(results);
+            for pending in received {
+                if !consume(pending)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Reads, extracts and chunks one file, and looks up stored vectors for
@@ -168,17 +262,10 @@ impl Indexer<'_> {
                 return Prepared::Touch;
             }
         }
-        let chunking = self.chunking;
-        let extracted = catch_unwind(AssertUnwindSafe(|| {
-            extract(file.kind, &bytes).map(|doc| {
-                let chunks = chunk_document(&doc, &chunking);
-                (doc, chunks)
-            })
-        }));
-        let (mut doc, chunks) = match extracted {
-            Ok(Ok(result)) => result,
-            Ok(Err(message)) => return Prepared::Failed(message),
-            Err(_) => return Prepared::Failed("internal error while reading this file (please report it)".into()),
+        let context = ExtractContext { ocr: self.ocr.cloned(), deadline: Instant::now() + self.budget.for_size(file.size) };
+        let (mut doc, chunks) = match read_within_budget(file.kind, bytes, self.chunking, context) {
+            Ok(result) => result,
+            Err(message) => return Prepared::Failed(message),
         };
         let names = self.profile().names(&doc.front_matter);
         if doc.title.is_none() {
@@ -201,9 +288,48 @@ impl Indexer<'_> {
     }
 }
 
+/// Extracts and chunks a file's bytes on a thread of its own, waiting no
+/// longer than the context's deadline; a thread that overruns is left to
+/// finish (or not) on its own and its result is dropped.
+fn read_within_budget(
+    kind: crate::extract::DocKind,
+    bytes: Vec<u8>,
+    chunking: ChunkConfig,
+    context: ExtractContext,
+) -> std::result::Result<(Extracted, Vec<Chunk>), String> {
+    let deadline = context.deadline;
+    let budget = deadline.saturating_duration_since(Instant::now());
+    within(deadline, move || {
+        let doc = extract_with(kind, &bytes, &context)?;
+        let chunks = chunk_document(&doc, &chunking);
+        Ok((doc, chunks))
+    })
+    .unwrap_or_else(|| Err(format!("timed out: reading this file took over {} s; Kea skips it until it changes (or re-index it)", budget.as_secs().max(1))))
+}
+
+/// Runs `read` on its own thread; `None` when it is still running at
+/// `deadline`. A panic is an error for the file, not for the sync.
+fn within<T: Send + 'static>(
+    deadline: Instant,
+    read: impl FnOnce() -> std::result::Result<T, String> + Send + 'static,
+) -> Option<std::result::Result<T, String>> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("kea-read".into()).spawn(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(read)));
+    });
+    if let Err(e) = spawned {
+        return Some(Err(format!("cannot start a reader thread: {e}")));
+    }
+    match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(result)) => Some(result),
+        Ok(Err(_)) | Err(mpsc::RecvTimeoutError::Disconnected) => Some(Err("internal error while reading this file (please report it)".into())),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+    }
+}
+
 /// A chunk as stored, with the text its embedding is of (title, heading,
 /// own-language names and text) and that text's hash.
-fn prepare_chunk(c: crate::chunk::Chunk, title: Option<&str>, names: &[String]) -> PreparedChunk {
+fn prepare_chunk(c: Chunk, title: Option<&str>, names: &[String]) -> PreparedChunk {
     let (own, searchable) = names_for_chunk(names, &c);
     let embedding_text = c.embedding_text(title, &own);
     let hash = blake3::hash(embedding_text.as_bytes()).to_hex().to_string();
@@ -228,7 +354,7 @@ fn prepare_chunk(c: crate::chunk::Chunk, title: Option<&str>, names: &[String]) 
 /// document's first chunk's full-text entry, so an alias in either language
 /// finds the document without every chunk competing for the other
 /// language's questions (measured on tests/golden/sample-knowledge.jsonl).
-fn names_for_chunk(names: &[String], chunk: &crate::chunk::Chunk) -> (Vec<String>, String) {
+fn names_for_chunk(names: &[String], chunk: &Chunk) -> (Vec<String>, String) {
     let language = crate::retrieve::text_language(&chunk.text);
     let own: Vec<String> = names.iter().filter(|n| crate::retrieve::text_language(n) == language).cloned().collect();
     let searchable = if chunk.index == 0 { names.join(", ") } else { own.join(", ") };
@@ -405,6 +531,20 @@ impl Run<'_> {
         Ok(Some(vectors))
     }
 
+    /// Drops the documents whose files are gone.
+    fn remove(&mut self, paths: Vec<String>) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let changes: Vec<DocChange> = paths.iter().map(|p| DocChange::Remove { path: p.clone() }).collect();
+        self.commit(&changes)?;
+        for path in paths {
+            self.sink.event(&IndexEvent::Removed { path });
+            self.report.removed += 1;
+        }
+        Ok(())
+    }
+
     /// Commits changes and applies the resulting delta to the vector index.
     fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
         let delta = self.indexer.store().apply(changes)?;
@@ -427,5 +567,33 @@ fn fail_documents_with(batch: &mut [Pending], hashes: HashSet<&str>, message: &s
         if owns {
             pending.prepared = Prepared::Failed(format!("embedding failed: {message}"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reading_that_never_finishes_is_abandoned_at_the_deadline() {
+        let started = Instant::now();
+        let never = within(Instant::now() + Duration::from_millis(200), || -> std::result::Result<(), String> {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+        assert!(never.is_none());
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        assert_eq!(within(deadline, || Ok(7)), Some(Ok(7)));
+        let panicked = within(deadline, || -> std::result::Result<(), String> { panic!("a reader bug") }).unwrap().unwrap_err();
+        assert!(panicked.starts_with("internal error"), "{panicked}");
+    }
+
+    #[test]
+    fn a_file_budget_grows_with_its_size() {
+        let budget = FileBudget { base: Duration::from_secs(2), per_megabyte: Duration::from_secs(10) };
+        assert_eq!(budget.for_size(0), Duration::from_secs(2));
+        assert_eq!(budget.for_size(3_000_000), Duration::from_secs(32));
     }
 }

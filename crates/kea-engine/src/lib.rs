@@ -31,6 +31,7 @@ pub mod watch;
 
 pub use engine::{Engine, EngineConfig, ReembedCost, Status};
 pub use error::{Error, ErrorKind, Result};
+pub use ingest::FileBudget;
 pub use progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 pub use retrieve::{Hit, Retrieval, RetrievalConfig, SearchMode};
 pub use watch::{watch, WatchHandle};

@@ -43,17 +43,17 @@ impl Engine {
     pub fn delete_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let path = self.document_path(key)?;
         std::fs::remove_file(&path).map_err(|e| Error::io(format!("deleting {key}"), e))?;
-        self.sync(sink, cancel)
+        self.sync_paths(&[path], sink, cancel)
     }
 
     /// Extracts, chunks and indexes one document again even if unchanged
     /// (unchanged chunks keep their vectors).
     pub fn reindex_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        checked_key(key)?;
+        let rel = checked_key(key)?;
         if !self.store().mark_stale(key)? {
             return Err(Error::NotFound(format!("{key} is not indexed")));
         }
-        self.sync(sink, cancel)
+        self.sync_paths(&[self.knowledge_dir().join(rel)], sink, cancel)
     }
 
     /// All messages of a conversation, oldest first.

@@ -23,6 +23,9 @@ pub struct SyncReport {
     pub embedded: usize,
     /// Chunks whose vector was reused from the store.
     pub reused: usize,
+    /// Files on disk compared with the index: the whole folder, or only the
+    /// paths a change named.
+    pub compared: usize,
     /// Files (re)processed in this sync.
     pub processed: usize,
     /// Documents removed because their file is gone.
@@ -82,20 +85,56 @@ impl<F: Fn(&IndexEvent) + Send + Sync> ProgressSink for F {
     }
 }
 
-/// A shared flag that asks a running operation to stop at the next step.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+/// A shared flag that asks a running operation to stop at the next step. A
+/// [linked](CancelToken::linked) token also stops when the token it was made
+/// from does: the engine gives each index run its own, so "cancel indexing"
+/// reaches a run whoever started it.
+#[derive(Debug, Clone)]
+pub struct CancelToken {
+    /// Its own flag first, then those of the tokens it is linked to.
+    flags: Vec<Arc<AtomicBool>>,
+}
+
+impl Default for CancelToken {
+    fn default() -> Self {
+        CancelToken { flags: vec![Arc::default()] }
+    }
+}
 
 impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A new token, cancelled by its own `cancel` or by any of this one's.
+    pub fn linked(&self) -> Self {
+        let mut flags = vec![Arc::default()];
+        flags.extend(self.flags.iter().cloned());
+        CancelToken { flags }
+    }
+
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.flags[0].store(true, Ordering::SeqCst);
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.flags.iter().any(|f| f.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_token_stops_with_any_token_it_came_from() {
+        let (root, middle) = (CancelToken::new(), CancelToken::new());
+        let run = middle.linked();
+        assert!(!run.is_cancelled());
+        run.cancel();
+        assert!(run.is_cancelled() && !middle.is_cancelled(), "cancelling a run leaves its caller's token alone");
+        let chained = root.linked().linked();
+        root.cancel();
+        assert!(chained.is_cancelled());
     }
 }

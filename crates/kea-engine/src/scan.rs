@@ -23,9 +23,19 @@ pub fn scan(root: &Path) -> Result<Vec<DiskFile>> {
     if !root.is_dir() {
         return Err(Error::InvalidInput(format!("knowledge folder {} does not exist or is not a folder", root.display())));
     }
+    Ok(scan_under(root, root))
+}
+
+/// The supported files at or below `path` (a file or a folder inside
+/// `root`), sorted by relative path; nothing when it is gone or hidden.
+pub fn scan_under(root: &Path, path: &Path) -> Vec<DiskFile> {
+    let Ok(rel) = path.strip_prefix(root) else { return Vec::new() };
+    if rel.components().any(|c| is_hidden_or_temp(&c.as_os_str().to_string_lossy())) {
+        return Vec::new();
+    }
     let mut files = Vec::new();
     let walker =
-        walkdir::WalkDir::new(root).follow_links(false).into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
+        walkdir::WalkDir::new(path).follow_links(false).into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
     for entry in walker.flatten() {
         if !entry.file_type().is_file() {
             continue;
@@ -40,7 +50,7 @@ pub fn scan(root: &Path) -> Result<Vec<DiskFile>> {
         files.push(DiskFile { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns: mtime_ns(&meta) });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(files)
+    files
 }
 
 /// Whether a path (relative to the knowledge folder) is one the index keeps.
@@ -76,7 +86,7 @@ mod tests {
     fn lists_supported_files_and_skips_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for name in ["README.md", "a.md", "sub/b.TXT", "sub/c.pdf", "d.docx", "e.png", ".hidden.md", "f.md~", "~$g.docx", ".git/h.md", "x.md.swp"] {
+        for name in ["README.md", "a.md", "sub/b.TXT", "sub/c.pdf", "d.docx", "e.png", "i.gif", ".hidden.md", "f.md~", "~$g.docx", ".git/h.md", "x.md.swp"] {
             let path = root.join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x").unwrap();
@@ -84,7 +94,11 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("a.md"), root.join("link.md")).unwrap();
         let got: Vec<String> = scan(root).unwrap().into_iter().map(|f| f.rel).collect();
-        assert_eq!(got, ["a.md", "d.docx", "sub/b.TXT", "sub/c.pdf"]);
+        assert_eq!(got, ["a.md", "d.docx", "e.png", "sub/b.TXT", "sub/c.pdf"]);
+        let under: Vec<String> = scan_under(root, &root.join("sub")).into_iter().map(|f| f.rel).collect();
+        assert_eq!(under, ["sub/b.TXT", "sub/c.pdf"]);
+        assert_eq!(scan_under(root, &root.join("a.md")).len(), 1);
+        assert!(scan_under(root, &root.join(".git/h.md")).is_empty() && scan_under(root, &root.join("gone.md")).is_empty());
         assert!(is_indexable(Path::new("sub/b.TXT")));
         assert!(!is_indexable(Path::new(".git/h.md")));
         assert!(!is_indexable(Path::new("README.md")));

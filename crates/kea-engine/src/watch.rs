@@ -1,13 +1,15 @@
-//! Watching the knowledge folder: file-system events are debounced, and any
-//! event that touches an indexable path (or a folder) triggers a sync, which
-//! works out what changed from the disk itself (so lost or merged events
-//! cannot make the index drift).
+//! Watching the knowledge folder: file-system events are debounced, and the
+//! paths they name (files, or folders renamed or deleted as a whole) are
+//! synced alone. A full sync catches anything events missed: when the
+//! system says events were dropped, when `kea.toml` changes, and every
+//! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
+//! quiet for [`QUIET`], pending vector changes are saved.
 
-use std::path::Path;
-use std::sync::mpsc;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use notify::RecursiveMode;
 use notify_debouncer_full::{new_debouncer, DebounceEventResult};
@@ -17,10 +19,23 @@ use crate::error::{Error, Result};
 use crate::progress::{CancelToken, ProgressSink};
 use crate::scan::is_indexable;
 
+/// A quiet spell after which pending vector changes are saved.
+pub const QUIET: Duration = Duration::from_secs(5);
+/// How often the whole folder is compared with the index anyway.
+pub const FULL_SYNC_EVERY: Duration = Duration::from_secs(15 * 60);
+
+/// What wakes the watcher's thread.
+enum Wake {
+    Paths(Vec<PathBuf>),
+    /// Events were lost: compare everything.
+    Rescan,
+    Stop,
+}
+
 /// A running watcher; dropping it (or calling [`WatchHandle::stop`]) stops it.
 pub struct WatchHandle {
     stop: CancelToken,
-    wake: mpsc::Sender<Option<Vec<std::path::PathBuf>>>,
+    wake: mpsc::Sender<Wake>,
     thread: Option<JoinHandle<()>>,
     _debouncer: Box<dyn std::any::Any + Send>,
 }
@@ -32,7 +47,7 @@ impl WatchHandle {
 
     fn shutdown(&mut self) {
         self.stop.cancel();
-        let _ = self.wake.send(None);
+        let _ = self.wake.send(Wake::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -49,45 +64,108 @@ impl Drop for WatchHandle {
 /// failures (the watcher keeps running).
 pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duration, on_error: impl Fn(&Error) + Send + 'static) -> Result<WatchHandle> {
     let root = engine.knowledge_dir().to_path_buf();
-    let (tx, rx) = mpsc::channel::<Option<Vec<std::path::PathBuf>>>();
+    let (tx, rx) = mpsc::channel::<Wake>();
     let events_tx = tx.clone();
     let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
-        if let Ok(events) = result {
-            let paths: Vec<_> = events.into_iter().filter(|e| !e.kind.is_access()).flat_map(|e| e.event.paths).collect();
-            if !paths.is_empty() {
-                let _ = events_tx.send(Some(paths));
-            }
+        let wake = match result {
+            Ok(events) if events.iter().any(|e| e.need_rescan()) => Wake::Rescan,
+            Ok(events) => Wake::Paths(events.into_iter().filter(|e| !e.kind.is_access()).flat_map(|e| e.event.paths).collect()),
+            Err(_) => Wake::Rescan,
+        };
+        if !matches!(&wake, Wake::Paths(paths) if paths.is_empty()) {
+            let _ = events_tx.send(wake);
         }
     })
     .map_err(|e| Error::Watch(e.to_string()))?;
     debouncer.watch(&root, RecursiveMode::Recursive).map_err(|e| Error::Watch(format!("{}: {e}", root.display())))?;
     let stop = CancelToken::new();
-    let thread_stop = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name("kea-watch".into())
-        .spawn(move || {
-            while let Ok(Some(mut paths)) = rx.recv() {
-                // Merge everything that queued up while the last sync ran.
-                while let Ok(Some(more)) = rx.try_recv() {
-                    paths.extend(more);
-                }
-                if thread_stop.is_cancelled() {
-                    break;
-                }
-                if paths.iter().any(|p| is_relevant(&root, p)) {
-                    if let Err(e) = engine.sync(sink.as_ref(), &thread_stop) {
-                        on_error(&e);
-                    }
-                }
-            }
-        })
-        .map_err(|e| Error::io("starting the watcher thread", e))?;
+    let watcher = Watcher { engine, sink, root, stop: stop.clone(), on_error: Box::new(on_error) };
+    let thread =
+        std::thread::Builder::new().name("kea-watch".into()).spawn(move || watcher.run(&rx)).map_err(|e| Error::io("starting the watcher thread", e))?;
     Ok(WatchHandle { stop, wake: tx, thread: Some(thread), _debouncer: Box::new(debouncer) })
 }
 
-/// An indexable file, or something that may be a folder (renamed or deleted
-/// folders arrive as one event for the folder).
+/// The watcher thread's state.
+struct Watcher {
+    engine: Arc<Engine>,
+    sink: Arc<dyn ProgressSink>,
+    root: PathBuf,
+    stop: CancelToken,
+    on_error: Box<dyn Fn(&Error) + Send>,
+}
+
+impl Watcher {
+    fn run(&self, wakes: &mpsc::Receiver<Wake>) {
+        let mut last_full = Instant::now();
+        loop {
+            let wake = match wakes.recv_timeout(QUIET) {
+                Ok(wake) => wake,
+                Err(RecvTimeoutError::Timeout) if last_full.elapsed() >= FULL_SYNC_EVERY => Wake::Rescan,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.report(self.engine.save_pending_vectors());
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            // Merge everything that queued up while the last sync ran.
+            let Some(changed) = merge(wake, wakes) else { break };
+            if self.stop.is_cancelled() {
+                break;
+            }
+            let result = match changed {
+                Some(paths) => {
+                    let paths: Vec<PathBuf> = paths.into_iter().filter(|p| is_relevant(&self.root, p)).collect();
+                    if paths.is_empty() {
+                        continue;
+                    }
+                    if paths.iter().any(|p| is_profile(&self.root, p)) {
+                        self.engine.sync(self.sink.as_ref(), &self.stop)
+                    } else {
+                        self.engine.sync_paths(&paths, self.sink.as_ref(), &self.stop)
+                    }
+                }
+                None => {
+                    last_full = Instant::now();
+                    self.engine.sync(self.sink.as_ref(), &self.stop)
+                }
+            };
+            self.report(result.map(drop));
+        }
+        self.report(self.engine.save_pending_vectors());
+    }
+
+    fn report(&self, result: Result<()>) {
+        if let Err(e) = result {
+            (self.on_error)(&e);
+        }
+    }
+}
+
+/// `wake` plus whatever else is queued: `None` to stop, `Some(None)` for a
+/// full sync, `Some(Some(paths))` for the changed paths.
+fn merge(wake: Wake, wakes: &mpsc::Receiver<Wake>) -> Option<Option<Vec<PathBuf>>> {
+    let mut changed = Some(Vec::new());
+    for wake in std::iter::once(wake).chain(wakes.try_iter()) {
+        match wake {
+            Wake::Stop => return None,
+            Wake::Rescan => changed = None,
+            Wake::Paths(paths) => {
+                if let Some(changed) = changed.as_mut() {
+                    changed.extend(paths);
+                }
+            }
+        }
+    }
+    Some(changed)
+}
+
+/// An indexable file, the collection's profile, or something that may be
+/// a folder (renamed or deleted folders arrive as one event for the folder).
 fn is_relevant(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else { return false };
-    is_indexable(rel) || path.extension().is_none()
+    is_indexable(rel) || is_profile(root, path) || path.extension().is_none()
+}
+
+fn is_profile(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
 }

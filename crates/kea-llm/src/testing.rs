@@ -67,11 +67,28 @@ pub fn scripted(responses: Vec<Vec<u8>>) -> Scripted {
             if response.is_empty() {
                 std::thread::sleep(Duration::from_secs(5));
             } else {
-                let _ = stream.write_all(&response);
+                write_paced(&mut stream, &response);
             }
         }
     });
     Scripted { url, bodies }
+}
+
+/// Writes a response event by event (pieces ending in a blank line), a
+/// little apart, as a model that is generating would: a client that renders
+/// tokens as they arrive can then be seen doing so.
+fn write_paced(stream: &mut impl Write, response: &[u8]) {
+    let mut rest = response;
+    while !rest.is_empty() {
+        let end = rest.windows(2).position(|w| w == b"\n\n").map_or(rest.len(), |i| i + 2);
+        if stream.write_all(&rest[..end]).and_then(|()| stream.flush()).is_err() {
+            return;
+        }
+        rest = &rest[end..];
+        if !rest.is_empty() {
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
 }
 
 /// A provider answering each request with the next canned text (then

@@ -2,44 +2,68 @@
 //! pdf-extract panics on some malformed files (contained with `catch_unwind`,
 //! the panic message silenced), and it drops text drawn with the `'` and `"`
 //! operators, which we rewrite to their `T*`/`Tw`/`Tc`/`Tj` equivalents first.
+//! Pages with (almost) no text are scanned images: they go to OCR when the
+//! context has an engine. Headings come from type sizes (`pdf_lines`).
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
 use pdf_extract::content::Operation;
-use pdf_extract::{Document, PlainTextOutput};
+use pdf_extract::Document;
 
-use super::text::paragraph_ranges;
-use super::{push_block, Block, BlockKind, Extracted};
+use super::ocr::NO_OCR_ENGINE;
+use super::pdf_lines::{lines_of_text, structure, Line, LineCollector};
+use super::{ExtractContext, Extracted};
+
+/// A page with fewer visible characters than this is taken for a scan.
+const SCANNED_PAGE_CHARS: usize = 10;
 
 thread_local! {
     static SILENCE_PANICS: Cell<bool> = const { Cell::new(false) };
 }
 
-pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, String> {
+pub(super) fn extract(bytes: &[u8], context: &ExtractContext) -> Result<Extracted, String> {
     install_quiet_panic_hook();
     SILENCE_PANICS.with(|s| s.set(true));
     let result = panic::catch_unwind(AssertUnwindSafe(|| extract_pages(bytes)));
     SILENCE_PANICS.with(|s| s.set(false));
-    let pages = match result {
+    let mut pages = match result {
         Ok(pages) => pages?,
         Err(_) => return Err("malformed PDF: the PDF parser gave up on this file".into()),
     };
-    let mut doc = Extracted::default();
-    for (page, text) in pages {
-        for range in paragraph_ranges(&text, 0) {
-            let range = push_block(&mut doc.plain, &text[range]);
-            doc.blocks.push(Block { kind: BlockKind::Paragraph, range, page: Some(page) });
-        }
-    }
+    read_scanned_pages(bytes, &mut pages, context)?;
+    let doc = structure(&pages);
     if doc.blocks.is_empty() {
-        return Err("no extractable text in this PDF (a scanned image? OCR is not supported)".into());
+        return Err("no text in this PDF, not even by OCR of its pages".into());
     }
     Ok(doc)
 }
 
-fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, String)>, String> {
+/// Replaces the text of pages that look scanned with their OCR text. A PDF
+/// that is all scans with no OCR engine is an error saying so; one with
+/// some text pages keeps those.
+fn read_scanned_pages(bytes: &[u8], pages: &mut [(u32, Vec<Line>)], context: &ExtractContext) -> Result<(), String> {
+    let visible = |lines: &[Line]| lines.iter().map(|l| l.text.chars().filter(|c| !c.is_whitespace()).count()).sum::<usize>();
+    let scanned: Vec<u32> = pages.iter().filter(|(_, lines)| visible(lines) < SCANNED_PAGE_CHARS).map(|(page, _)| *page).collect();
+    if scanned.is_empty() {
+        return Ok(());
+    }
+    let Some(ocr) = &context.ocr else {
+        if scanned.len() == pages.len() {
+            return Err(format!("a scanned PDF with no text layer: {NO_OCR_ENGINE}"));
+        }
+        return Ok(());
+    };
+    for (page, text) in ocr.pdf_pages_text(bytes, &scanned, context.deadline)? {
+        if let Some(slot) = pages.iter_mut().find(|(p, _)| *p == page) {
+            slot.1 = lines_of_text(&text);
+        }
+    }
+    Ok(())
+}
+
+fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, Vec<Line>)>, String> {
     let mut doc = Document::load_mem(bytes).map_err(|e| format!("malformed PDF: {e}"))?;
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err("encrypted PDF: it needs a password, which Kea does not support".into());
@@ -47,12 +71,9 @@ fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, String)>, String> {
     normalise_quote_operators(&mut doc);
     let mut pages = Vec::new();
     for page in doc.get_pages().keys().copied().collect::<Vec<_>>() {
-        let mut text = String::new();
-        {
-            let mut output = PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page(&doc, &mut output, page).map_err(|e| format!("malformed PDF (page {page}): {e}"))?;
-        }
-        pages.push((page, text));
+        let mut lines = LineCollector::default();
+        pdf_extract::output_doc_page(&doc, &mut lines, page).map_err(|e| format!("malformed PDF (page {page}): {e}"))?;
+        pages.push((page, lines.finish()));
     }
     Ok(pages)
 }
@@ -106,6 +127,7 @@ fn install_quiet_panic_hook() {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::extract::BlockKind;
     use pdf_extract::{dictionary, Object, Stream};
 
     /// Builds a one-font PDF whose pages draw the given content streams.
@@ -144,15 +166,26 @@ pub(crate) mod tests {
     #[test]
     fn pages_are_numbered() {
         let pdf = make_pdf(&["BT /F1 12 Tf 50 750 Td (Cockatiels eat seeds.) Tj ET", "BT /F1 12 Tf 50 750 Td (Macaws crack nuts.) Tj ET"]);
-        let doc = extract(&pdf).unwrap();
+        let doc = extract(&pdf, &ExtractContext::default()).unwrap();
         let pages: Vec<(Option<u32>, &str)> = doc.blocks.iter().map(|b| (b.page, doc.plain[b.range.clone()].trim())).collect();
         assert_eq!(pages, [(Some(1), "Cockatiels eat seeds."), (Some(2), "Macaws crack nuts.")]);
     }
 
     #[test]
+    fn larger_type_becomes_a_heading_of_the_page() {
+        let pdf = make_pdf(&["BT /F1 20 Tf 50 780 Td (Perches and cleaning) Tj /F1 12 Tf 0 -40 Td (Clean dishes daily.) Tj ET"]);
+        let doc = extract(&pdf, &ExtractContext::default()).unwrap();
+        let heading = doc.blocks.iter().find_map(|b| match &b.kind {
+            BlockKind::Heading { level, text } => Some((*level, text.as_str(), b.page)),
+            _ => None,
+        });
+        assert_eq!(heading, Some((1, "Perches and cleaning", Some(1))), "{:?}", doc.blocks);
+    }
+
+    #[test]
     fn quote_operators_keep_their_text() {
         let pdf = make_pdf(&["BT /F1 12 Tf 14 TL 50 750 Td (First line) Tj (Second line) ' 1 0 (Third line) \" ET"]);
-        let doc = extract(&pdf).unwrap();
+        let doc = extract(&pdf, &ExtractContext::default()).unwrap();
         for line in ["First line", "Second line", "Third line"] {
             assert!(doc.plain.contains(line), "{line:?} missing from {:?}", doc.plain);
         }
@@ -162,8 +195,8 @@ pub(crate) mod tests {
     fn truncated_pdf_is_an_error_not_a_panic() {
         let pdf = make_pdf(&["BT /F1 12 Tf 50 750 Td (Some text here) Tj ET"]);
         for cut in [10, pdf.len() / 2, pdf.len() - 30] {
-            assert!(extract(&pdf[..cut]).is_err(), "cut at {cut}");
+            assert!(extract(&pdf[..cut], &ExtractContext::default()).is_err(), "cut at {cut}");
         }
-        assert!(extract(b"not a pdf at all").is_err());
+        assert!(extract(b"not a pdf at all", &ExtractContext::default()).is_err());
     }
 }

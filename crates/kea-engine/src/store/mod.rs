@@ -212,11 +212,21 @@ impl Store {
     }
 
     pub fn documents(&self) -> Result<Vec<DocRecord>> {
-        let mut stmt = self.conn.prepare(
+        self.documents_where("1", &[])
+    }
+
+    /// The documents at `key` or below it (a folder), for a sync of some paths.
+    pub fn documents_under(&self, key: &str) -> Result<Vec<DocRecord>> {
+        // Keys below `a/b` sort from `a/b/` up to `a/b0` ('0' follows '/').
+        self.documents_where("path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')", &[key])
+    }
+
+    fn documents_where(&self, condition: &str, params: &[&str]) -> Result<Vec<DocRecord>> {
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT id, path, kind, size, mtime_ns, content_hash, status, error, title, front_matter, chunk_count
-             FROM documents ORDER BY path",
-        )?;
-        let rows = stmt.query_map([], |r| {
+             FROM documents WHERE {condition} ORDER BY path"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
             let status: String = r.get(6)?;
             let front_matter: String = r.get(9)?;
             Ok(DocRecord {

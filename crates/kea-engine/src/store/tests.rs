@@ -122,3 +122,15 @@ fn version_1_stores_are_migrated_to_segmented_full_text() {
     assert_eq!(store.fts_search("草籽", 5).unwrap().len(), 1, "segmented words are searchable after migration");
     assert!(store.integrity_check().unwrap().is_empty());
 }
+
+#[test]
+fn documents_under_a_key_are_the_file_or_the_folder_below_it() {
+    let mut store = Store::open_in_memory().unwrap();
+    let paths = ["a.md", "a/b.md", "a/c/d.md", "a-b.md", "a0.md", "ab.md"];
+    store.apply(&paths.iter().map(|p| replace(p, vec![])).collect::<Vec<_>>()).unwrap();
+    let under = |key: &str| store.documents_under(key).unwrap().into_iter().map(|d| d.path).collect::<Vec<_>>();
+    assert_eq!(under("a"), ["a/b.md", "a/c/d.md"]);
+    assert_eq!(under("a.md"), ["a.md"]);
+    assert_eq!(under("a/c"), ["a/c/d.md"]);
+    assert!(under("z").is_empty());
+}
