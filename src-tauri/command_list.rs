@@ -8,6 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "delete_document",
     "import_files",
     "open_document",
+    "document_bytes",
     "open_link",
     "ask",
     "stop_generation",

@@ -29,6 +29,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         delete_document,
         import_files,
         open_document,
+        document_bytes,
         open_link,
         ask,
         stop_generation,
@@ -116,6 +117,14 @@ async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String)
         app.opener().open_path(file.display().to_string(), None::<&str>).map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))
     })
     .await
+}
+
+/// A document's bytes (inside the knowledge folder only), for showing a
+/// cited PDF page in the passage panel; sent raw, not as JSON.
+#[tauri::command]
+async fn document_bytes(state: State<'_, AppState>, path: String) -> Result<tauri::ipc::Response, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(tauri::ipc::Response::new(engine.document_bytes(&path)?))).await
 }
 
 /// Opens an http(s) link from an answer or passage in the browser.

@@ -901,7 +901,7 @@ mod tests {
 
     #[test]
     fn progress_events_are_tagged() {
-        let event = IndexEvent::FileDone { path: "a.md".into(), chunks: 2, embedded: 1, reused: 1, error: None, files_done: 1, files_total: 3 };
+        let event = IndexEvent::FileDone { path: "a.md".into(), chunks: 2, embedded: 1, reused: 1, error: None, read_ms: 4, files_done: 1, files_total: 3 };
         let dto = ProgressDto::from_event(&event).unwrap();
         assert_eq!(serde_json::to_value(&dto).unwrap()["type"], "file_done");
         assert!(ProgressDto::from_event(&IndexEvent::ChunksEmbedded { count: 4 }).is_none());

@@ -16,6 +16,12 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
+/// Runs xdotool (installed by `make test`), failing the test if it fails.
+fn xdotool(args: &[&str]) {
+    let status = Command::new("xdotool").args(args).status().expect("xdotool is installed (make test-deps)");
+    assert!(status.success(), "xdotool {args:?} failed");
+}
+
 /// The shipped binary under test (built with the `custom-protocol` feature).
 const APP: &str = env!("CARGO_BIN_EXE_kea-desktop");
 
@@ -166,6 +172,45 @@ impl App {
         let result = self.client.execute_async(script, vec![json!(command), args]).await.expect("invoke");
         assert!(result.get("err").is_none(), "{command} failed: {result}");
         result["ok"].clone()
+    }
+
+    /// Drags `files` from a GTK window (`drag_source.py`, like a file
+    /// manager) and drops them on the middle of `css`: a real X11
+    /// drag-and-drop driven by xdotool, received by the app as a user's is.
+    pub async fn drag_files_onto(&self, files: &[PathBuf], css: &str) {
+        let (ex, ey, ew, eh) = self.wait_for(css, Duration::from_secs(10)).await.rectangle().await.expect("the target's rectangle");
+        let (wx, wy, ww, _) = self.client.get_window_rect().await.unwrap_or((0, 0, 1100, 720));
+        let target = ((wx as f64 + ex + ew / 2.0) as i64, (wy as f64 + ey + eh / 2.0) as i64);
+        // The source window sits right of the app's, inside the 1280-pixel screen.
+        let origin = (wx + ww + 5, 40);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/drag_source.py");
+        let mut source = Command::new("/usr/bin/python3")
+            .arg(script)
+            .args([origin.0.to_string(), origin.1.to_string()])
+            .args(files)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the GTK drag source");
+        let mut ready = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(source.stdout.take().unwrap()), &mut ready).unwrap();
+        assert_eq!(ready.trim(), "ready", "the drag source did not start");
+        let start = (origin.0 as i64 + 60, origin.1 as i64 + 50);
+        xdotool(&["mousemove", "--sync", &start.0.to_string(), &start.1.to_string()]);
+        xdotool(&["mousedown", "1"]);
+        // Past GTK's drag threshold, then across to the target in steps.
+        for step in 1..=10 {
+            let x = start.0 + (target.0 - start.0) * step / 10;
+            let y = start.1 + (target.1 - start.1) * step / 10;
+            xdotool(&["mousemove", &x.to_string(), &y.to_string()]);
+            tokio::time::sleep(Duration::from_millis(60)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        xdotool(&["mouseup", "1"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while source.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = source.kill();
     }
 
     /// Ends the session, which closes the app (dropping `App` then stops

@@ -10,6 +10,7 @@ mod harness;
 mod hub;
 mod models;
 
+use std::path::Path;
 use std::time::Duration;
 
 use fantoccini::Locator;
@@ -49,9 +50,9 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     assert!(shell > 0 && webkit > 0, "the app's processes were not found");
     eprintln!("idle memory, empty knowledge: app {} MiB + WebKit processes {} MiB", shell / 1024, webkit / 1024);
 
-    // Import a folder through the command a drop uses; the watcher indexes it.
-    let report = app.invoke("import_files", json!({"paths": [sample_parrots()]})).await;
-    assert_eq!(report["imported"].as_array().unwrap().len(), 10, "{report}");
+    // Drag a folder from a file manager onto the knowledge pane (a real X11
+    // drag-and-drop); it is copied in and the watcher indexes it.
+    app.drag_files_onto(&[sample_parrots()], "#knowledge").await;
     app.wait_for(r#"#documents li.doc.indexed[data-path="parrots/cockatiel.md"]"#, INDEXING).await;
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
     app.shot("indexed").await;
@@ -214,5 +215,28 @@ async fn markup_in_documents_and_answers_never_runs_in_the_webview() {
     assert_eq!(live, json!(0));
     let url = app.client.current_url().await.unwrap();
     assert!(url.as_str().starts_with("tauri://localhost"), "the webview navigated away: {url}");
+    app.stop().await;
+}
+
+/// A citation of a PDF shows its page, rendered by pdf.js, with the cited
+/// passage highlighted (screenshots `pdf-page-*`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cited_pdf_page_is_shown_with_the_passage_highlighted() {
+    let llm = scripted(vec![router_says_retrieve("cage bar spacing"), sse_stream("The bar spacing depends on the bird's size [S1].")]);
+    let mut app = App::start("pdf-page", Some(&format!("{}/v1", llm.url))).await;
+    let pdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/guides/cage-setup.pdf");
+    app.invoke("import_files", json!({"paths": [pdf]})).await;
+    app.wait_for(r#"#documents li.doc.indexed[data-path="cage-setup.pdf"]"#, INDEXING).await;
+
+    app.wait_for("#question", ANSWER).await.send_keys("How far apart should the bars of a cage be?\u{E007}").await.unwrap();
+    app.wait_for(r#".message.assistant .answer button.cite[data-cite="S1"]"#, ANSWER).await.click().await.unwrap();
+    app.wait_text("#passage-source", ANSWER, |t| t == "cage-setup.pdf").await;
+    app.wait_for("#passage-page[data-highlights] canvas", ANSWER).await;
+    let highlights: usize =
+        app.client.execute("return Number(document.getElementById('passage-page').dataset.highlights)", vec![]).await.unwrap().as_u64().unwrap() as usize;
+    assert!(highlights > 0, "the cited passage is highlighted on its page");
+    let marks = app.client.execute("return document.querySelectorAll('#passage-page .pdf-highlight').length", vec![]).await.unwrap();
+    assert_eq!(marks, json!(highlights));
+    app.shot("pdf-page-highlight").await;
     app.stop().await;
 }

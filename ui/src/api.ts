@@ -37,6 +37,7 @@ export const api = {
   deleteDocument: (path: string) => invoke<void>("delete_document", { path }),
   importFiles: (paths: string[]) => invoke<ImportDto>("import_files", { paths }),
   openDocument: (path: string) => invoke<void>("open_document", { path }),
+  documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),
   ask: (question: string, chatId: number | null, onEvent: (e: StreamDto) => void) =>
     invoke<AnswerDto>("ask", { question, chatId, onEvent: streamed(onEvent) }),

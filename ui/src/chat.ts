@@ -41,9 +41,21 @@ async function showPassage(citation: CitationDto) {
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
     openPassagePath = passage.source;
     $("passage").hidden = false;
+    await showPdfPage(passage.source, passage.page, passage.text);
   } catch (e) {
     toastError(e);
   }
+}
+
+/** The cited page of a PDF above the passage, the passage highlighted (pdf.js loads on first use). */
+async function showPdfPage(source: string, page: number | null, text: string) {
+  const box = $("passage-page");
+  box.replaceChildren();
+  delete box.dataset.highlights;
+  box.hidden = !(page && source.toLowerCase().endsWith(".pdf"));
+  if (box.hidden || !page) return;
+  const [{ renderPdfPage }, bytes] = await Promise.all([import("./pdfpage"), api.documentBytes(source)]);
+  box.dataset.highlights = String(await renderPdfPage(box, bytes, page, text));
 }
 
 /** The collapsible list of stages (route, retrieval, llm) with timings. */

@@ -71,3 +71,17 @@ export function isImagePath(path: string): boolean {
   const ext = path.split(".").pop()?.toLowerCase() ?? "";
   return IMAGE_EXTENSIONS.includes(ext);
 }
+
+/** Whitespace-insensitive form used to compare page text with a passage. */
+export function squeeze(text: string): string {
+  return text.replace(/\s+/g, "").toLowerCase();
+}
+
+/** The pieces of page text that belong to the passage (long enough to mean something). */
+export function piecesOfPassage<T extends { str: string }>(pieces: T[], passage: string): T[] {
+  const wanted = squeeze(passage);
+  return pieces.filter((p) => {
+    const piece = squeeze(p.str);
+    return piece.length >= 3 && wanted.includes(piece);
+  });
+}

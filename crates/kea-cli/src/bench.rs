@@ -8,6 +8,8 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Subcommand;
 
+#[path = "bench_corpus.rs"]
+mod corpus_bench;
 #[path = "bench_peer.rs"]
 mod peer_bench;
 #[path = "bench_query.rs"]
@@ -27,6 +29,19 @@ pub enum BenchCommand {
         /// Documents to generate (about 3 chunks each).
         #[arg(long, default_value_t = 1000)]
         docs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A mixed corpus (md/txt/docx/PDF, zh and en, some scanned pages): files/s, wall vs model time, slowest files.
+    Corpus {
+        #[arg(long, default_value_t = 2000)]
+        files: usize,
+        /// One file in this many is a scanned page (read by OCR; 0: none).
+        #[arg(long, default_value_t = 50)]
+        scanned_every: usize,
+        /// Where the scanned fixtures are (scan-en.pdf, scan-zh.png).
+        #[arg(long, default_value = "tests/fixtures/scanned")]
+        scans: std::path::PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -80,6 +95,7 @@ pub fn run(
 ) -> anyhow::Result<std::process::ExitCode> {
     let (figures, json) = match command {
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model, remote)?)?, *json),
+        BenchCommand::Corpus { files, scanned_every, scans, json } => (serde_json::to_value(corpus_bench::run(*files, *scanned_every, scans, paths)?)?, *json),
         BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
         BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
@@ -221,7 +237,7 @@ const OBJECTS: &[&str] = &[
 const SECTIONS: &[&str] = &["Diet", "Behaviour", "Care"];
 
 /// A deterministic markdown document of three sections (~3 chunks).
-fn synthetic_doc(seed: usize) -> String {
+pub(crate) fn synthetic_doc(seed: usize) -> String {
     let mut state = seed as u64 * 2654435761 + 1;
     let mut next = |n: usize| {
         state ^= state << 13;

@@ -116,6 +116,18 @@ enum Prepared {
 struct Pending {
     file: FileFacts,
     prepared: Prepared,
+    /// Time spent reading (extracting, chunking) the file.
+    read_ms: u64,
+}
+
+/// What happened to one file of a batch, for its progress event.
+struct FileOutcome {
+    path: String,
+    chunks: usize,
+    embedded: usize,
+    reused: usize,
+    error: Option<String>,
+    read_ms: u64,
 }
 
 impl Indexer<'_> {
@@ -167,6 +179,7 @@ impl Indexer<'_> {
             let per_chunk = run.embed_ms / run.report.embedded as f64;
             self.store().set_meta(crate::store::EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
         }
+        run.report.model_ms = run.embed_ms.round() as u64;
         let mut report = self.summarise(run.report)?;
         if let Some(message) = profile_error {
             report.errors.insert(0, FileError { path: crate::profile::PROFILE_FILE.into(), message });
@@ -229,8 +242,10 @@ impl Indexer<'_> {
                     if i >= files.len() || cancel.is_cancelled() {
                         break;
                     }
+                    let started = Instant::now();
                     let prepared = self.prepare(files[i], stored.get(&files[i].rel));
-                    if results.send(Pending { file: facts(files[i]), prepared }).is_err() {
+                    let read_ms = started.elapsed().as_millis() as u64;
+                    if results.send(Pending { file: facts(files[i]), prepared, read_ms }).is_err() {
                         break;
                     }
                 });
@@ -444,47 +459,40 @@ impl Run<'_> {
         let mut changes = Vec::with_capacity(batch.len());
         let mut done = Vec::with_capacity(batch.len());
         for pending in batch {
-            let path = pending.file.path.clone();
+            let mut outcome = FileOutcome { path: pending.file.path.clone(), chunks: 0, embedded: 0, reused: 0, error: None, read_ms: pending.read_ms };
             match pending.prepared {
-                Prepared::Touch => {
-                    done.push((path, 0, 0, 0, None));
-                    changes.push(DocChange::Touch { file: pending.file });
-                }
-                Prepared::Vanished => {
-                    done.push((path.clone(), 0, 0, 0, None));
-                    changes.push(DocChange::Remove { path });
-                }
+                Prepared::Touch => changes.push(DocChange::Touch { file: pending.file }),
+                Prepared::Vanished => changes.push(DocChange::Remove { path: outcome.path.clone() }),
                 Prepared::Failed(message) => {
-                    done.push((path, 0, 0, 0, Some(message.clone())));
+                    outcome.error = Some(message.clone());
                     changes.push(DocChange::Failed { file: pending.file, message });
                 }
                 Prepared::Content { content_hash, title, front_matter, chunks } => {
-                    let (mut embedded, mut reused) = (0, 0);
                     let chunks: Vec<NewChunk> = chunks
                         .into_iter()
                         .map(|mut c| {
                             if c.chunk.embedding.is_empty() {
                                 c.chunk.embedding = vectors[&c.chunk.hash].clone();
-                                embedded += 1;
+                                outcome.embedded += 1;
                             } else {
-                                reused += 1;
+                                outcome.reused += 1;
                             }
                             c.chunk
                         })
                         .collect();
-                    done.push((path, chunks.len(), embedded, reused, None));
+                    outcome.chunks = chunks.len();
                     changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, chunks });
                 }
             }
+            done.push(outcome);
         }
         self.commit(&changes)?;
-        for (path, chunks, embedded, reused, error) in done {
+        for FileOutcome { path, chunks, embedded, reused, error, read_ms } in done {
             self.files_done += 1;
             self.report.processed += 1;
             self.report.reused += reused;
-            let files_done = self.files_done;
-            let files_total = self.files_total;
-            self.sink.event(&IndexEvent::FileDone { path, chunks, embedded, reused, error, files_done, files_total });
+            let (files_done, files_total) = (self.files_done, self.files_total);
+            self.sink.event(&IndexEvent::FileDone { path, chunks, embedded, reused, error, read_ms, files_done, files_total });
         }
         Ok(())
     }

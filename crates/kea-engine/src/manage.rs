@@ -39,6 +39,17 @@ impl Engine {
         Ok(joined)
     }
 
+    /// A document's bytes (for showing a cited PDF page), read only inside
+    /// the knowledge folder and up to the size limit of indexing.
+    pub fn document_bytes(&self, key: &str) -> Result<Vec<u8>> {
+        let path = self.document_path(key)?;
+        let size = std::fs::metadata(&path).map_err(|e| Error::io(format!("reading {key}"), e))?.len();
+        if size > self.config().max_file_bytes {
+            return Err(Error::InvalidInput(format!("{key} is {} MB, over the {} MB limit", size / 1_000_000, self.config().max_file_bytes / 1_000_000)));
+        }
+        std::fs::read(&path).map_err(|e| Error::io(format!("reading {key}"), e))
+    }
+
     /// Deletes a document's file and drops it from the index.
     pub fn delete_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let path = self.document_path(key)?;

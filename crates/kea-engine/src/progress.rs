@@ -33,6 +33,8 @@ pub struct SyncReport {
     /// Every document currently in error, with its message.
     pub errors: Vec<FileError>,
     pub elapsed_ms: u64,
+    /// Of which in the embedding model.
+    pub model_ms: u64,
     /// True when the sync stopped early; the rest is picked up next time.
     pub cancelled: bool,
 }
@@ -57,6 +59,8 @@ pub enum IndexEvent {
         embedded: usize,
         reused: usize,
         error: Option<String>,
+        /// Time spent reading the file (extraction, OCR, chunking).
+        read_ms: u64,
         files_done: usize,
         files_total: usize,
     },
