@@ -32,7 +32,24 @@ def page(lines, size=44):
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     page(["蓝喉金刚鹦鹉生活在玻利维亚的热带草原。", "它们在棕榈树的树洞里筑巢。"], size=48).save(OUT / "scan-zh.png", optimize=True)
-    first = page(["Field notes, page one.", "The weather was cold and wet all week."])
+    # Page one fills a passage of its own, so page two's text is cited as page 2.
+    first = page(
+        [
+            "Field notes, page one.",
+            "The weather was cold and wet all week, and the",
+            "river rose over the lower path on Tuesday night.",
+            "We counted the nests along the eastern ridge and",
+            "found most of them empty after the storm passed.",
+            "The volunteers repaired two hides near the lake",
+            "and cleared fallen branches from the main track.",
+            "Supplies ran low by Friday, so the team walked",
+            "back to the village for bread, rope and batteries.",
+            "Next week we will survey the western valley and",
+            "compare the counts with those of last spring.",
+            "Everyone agreed the new boots were worth the cost.",
+        ],
+        size=40,
+    )
     second = page(["The blue-throated macaw nests in palm trees", "in the savannas of Bolivia."])
     first.save(OUT / "scan-en.pdf", save_all=True, append_images=[second], resolution=150)
 

@@ -13,8 +13,8 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, LlmInfoDto, MessageDto, ModelDto, ModelRoleDto, PassageDto,
-    ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto, LlmInfoDto, MessageDto, ModelDto,
+    ModelRoleDto, PassageDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -100,20 +100,27 @@ async fn delete_document(app: AppHandle, state: State<'_, AppState>, path: Strin
 }
 
 /// Copies dropped or picked files and folders into the knowledge folder
-/// (the watcher then indexes them).
+/// (the watcher then indexes them), reporting each copy.
 #[tauri::command]
-async fn import_files(state: State<'_, AppState>, paths: Vec<String>) -> Result<ImportDto, ErrorDto> {
+async fn import_files(state: State<'_, AppState>, paths: Vec<String>, on_progress: Channel<ImportProgressDto>) -> Result<ImportDto, ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(ImportDto::from(engine.import(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>())?))).await
+    blocking(move || {
+        let mut send = |p: &kea_engine::import::ImportProgress| drop(on_progress.send(ImportProgressDto::from(p)));
+        Ok(ImportDto::from(engine.import_with_progress(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>(), &mut send)?))
+    })
+    .await
 }
 
 /// Opens an indexed document (only inside the knowledge folder) in the
-/// system's default application.
+/// system's default application; a PDF at `page` when its viewer takes one.
 #[tauri::command]
-async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
+async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String, page: Option<u32>) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
     blocking(move || {
         let file = engine.document_path(&path)?;
+        if page.is_some_and(|page| kea_engine::viewer::open_pdf_at_page(&file, page)) {
+            return Ok(());
+        }
         app.opener().open_path(file.display().to_string(), None::<&str>).map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))
     })
     .await

@@ -362,6 +362,24 @@ impl From<ImportReport> for ImportDto {
     }
 }
 
+/// Copy progress of an import (after each file).
+#[derive(Debug, Serialize, TS)]
+pub struct ImportProgressDto {
+    pub path: String,
+    pub files_done: usize,
+    pub files_total: usize,
+    #[ts(type = "number")]
+    pub bytes_done: u64,
+    #[ts(type = "number")]
+    pub bytes_total: u64,
+}
+
+impl From<&kea_engine::import::ImportProgress> for ImportProgressDto {
+    fn from(p: &kea_engine::import::ImportProgress) -> Self {
+        ImportProgressDto { path: p.path.clone(), files_done: p.files_done, files_total: p.files_total, bytes_done: p.bytes_done, bytes_total: p.bytes_total }
+    }
+}
+
 #[derive(Debug, Serialize, TS)]
 pub struct PassageDto {
     #[ts(type = "number")]
@@ -836,6 +854,7 @@ fn typescript_contract() -> String {
         DecisionDto::decl(),
         IdentificationDto::decl(),
         ImportDto::decl(),
+        ImportProgressDto::decl(),
         PassageDto::decl(),
         ConversationDto::decl(),
         MessageRole::decl(),

@@ -174,6 +174,13 @@ impl App {
         result["ok"].clone()
     }
 
+    /// Imports files the way the knowledge pane's buttons do (with a
+    /// progress channel that discards what it hears).
+    pub async fn import(&self, paths: &[PathBuf]) -> Value {
+        let channel = self.client.execute("return '__CHANNEL__:' + window.__TAURI_INTERNALS__.transformCallback(() => {})", vec![]).await.expect("a channel");
+        self.invoke("import_files", json!({"paths": paths, "onProgress": channel})).await
+    }
+
     /// Drags `files` from a GTK window (`drag_source.py`, like a file
     /// manager) and drops them on the middle of `css`: a real X11
     /// drag-and-drop driven by xdotool, received by the app as a user's is.

@@ -147,7 +147,7 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     let mut app = App::start("chinese-photo-follow-up", None).await;
     app.wait_text("#engine-state", INDEXING, |t| t.contains("all-minilm")).await;
     let chinese = sample_parrots().parent().unwrap().join("鹦鹉");
-    let report = app.invoke("import_files", json!({"paths": [sample_parrots(), chinese]})).await;
+    let report = app.import(&[sample_parrots(), chinese]).await;
     assert_eq!(report["imported"].as_array().unwrap().len(), 20, "{report}");
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("20 ")).await;
 
@@ -196,7 +196,7 @@ async fn markup_in_documents_and_answers_never_runs_in_the_webview() {
 
     let source = app.root.path().join("hostile notes.md");
     std::fs::write(&source, format!("# Hostile notes\n\n{}\n", payloads.join("\n\n"))).unwrap();
-    app.invoke("import_files", json!({"paths": [source]})).await;
+    app.import(&[source]).await;
     app.wait_for(r#"#documents li.doc.indexed[data-path="hostile notes.md"]"#, INDEXING).await;
 
     app.wait_for("#question", ANSWER).await.send_keys("What do the hostile notes say?\u{E007}").await.unwrap();
@@ -225,7 +225,7 @@ async fn a_cited_pdf_page_is_shown_with_the_passage_highlighted() {
     let llm = scripted(vec![router_says_retrieve("cage bar spacing"), sse_stream("The bar spacing depends on the bird's size [S1].")]);
     let mut app = App::start("pdf-page", Some(&format!("{}/v1", llm.url))).await;
     let pdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/guides/cage-setup.pdf");
-    app.invoke("import_files", json!({"paths": [pdf]})).await;
+    app.import(&[pdf]).await;
     app.wait_for(r#"#documents li.doc.indexed[data-path="cage-setup.pdf"]"#, INDEXING).await;
 
     app.wait_for("#question", ANSWER).await.send_keys("How far apart should the bars of a cage be?\u{E007}").await.unwrap();

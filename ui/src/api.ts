@@ -9,6 +9,7 @@ import type {
   EvalDto,
   IdentificationDto,
   ImportDto,
+  ImportProgressDto,
   LlmInfoDto,
   MessageDto,
   ModelDto,
@@ -35,8 +36,12 @@ export const api = {
   cancelIndexing: () => invoke<void>("cancel_indexing"),
   reindexDocument: (path: string) => invoke<void>("reindex_document", { path }),
   deleteDocument: (path: string) => invoke<void>("delete_document", { path }),
-  importFiles: (paths: string[]) => invoke<ImportDto>("import_files", { paths }),
-  openDocument: (path: string) => invoke<void>("open_document", { path }),
+  importFiles: (paths: string[], onProgress: (p: ImportProgressDto) => void) => {
+    const channel = new Channel<ImportProgressDto>();
+    channel.onmessage = onProgress;
+    return invoke<ImportDto>("import_files", { paths, onProgress: channel });
+  },
+  openDocument: (path: string, page: number | null = null) => invoke<void>("open_document", { path, page }),
   documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),
   ask: (question: string, chatId: number | null, onEvent: (e: StreamDto) => void) =>

@@ -15,6 +15,7 @@ import { asCommandError } from "./state";
 let chatId: number | null = null;
 let busy = false;
 let openPassagePath: string | null = null;
+let openPassagePage: number | null = null;
 
 function citationButton(citation: CitationDto | undefined, label: string): HTMLElement {
   const node = el("button", `[${label}]`, "cite");
@@ -40,6 +41,7 @@ async function showPassage(citation: CitationDto) {
     $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
     openPassagePath = passage.source;
+    openPassagePage = passage.page;
     $("passage").hidden = false;
     await showPdfPage(passage.source, passage.page, passage.text);
   } catch (e) {
@@ -324,7 +326,7 @@ export function setupChat() {
   $("new-chat").addEventListener("click", newChat);
   $("close-passage").addEventListener("click", () => ($("passage").hidden = true));
   $("open-document").addEventListener("click", () => {
-    if (openPassagePath) api.openDocument(openPassagePath).catch(toastError);
+    if (openPassagePath) api.openDocument(openPassagePath, openPassagePage).catch(toastError);
   });
   $<HTMLInputElement>("pick-image").addEventListener("change", (event) => {
     const input = event.target as HTMLInputElement;

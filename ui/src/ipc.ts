@@ -2,7 +2,7 @@
 
 export type ErrorKind = "model_missing" | "runtime_missing" | "embedding" | "llm" | "store" | "vector_index" | "io" | "watch" | "invalid_input" | "cancelled" | "not_found" | "download" | "reembed_required" | "not_ready" | "internal";
 /** The file extensions Kea indexes. */
-export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "docx"];
+export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "docx", "png", "jpg", "jpeg", "tif", "tiff"];
 export type ErrorDto = { kind: ErrorKind, message: string, };
 export type DocumentState = "indexed" | "error";
 export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
@@ -47,6 +47,7 @@ export type ImportDto = { imported: Array<string>,
  * `[file, reason]` for each file not imported.
  */
 rejected: Array<[string, string]>, };
+export type ImportProgressDto = { path: string, files_done: number, files_total: number, bytes_done: number, bytes_total: number, };
 export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
 export type ConversationDto = { id: number, title: string, };
 export type MessageRole = "user" | "assistant";

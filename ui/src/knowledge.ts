@@ -4,7 +4,7 @@
 import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, type DocumentDto } from "./api";
+import { api, type DocumentDto, type ImportProgressDto } from "./api";
 import { DOCUMENT_EXTENSIONS } from "./ipc";
 import { identify } from "./chat";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
@@ -77,12 +77,21 @@ function showProgress() {
 export async function importPaths(paths: string[]) {
   if (!paths.length) return;
   try {
-    const report = await api.importFiles(paths);
+    const report = await api.importFiles(paths, showImportProgress);
     if (report.imported.length) toast(t("knowledge.imported", { n: report.imported.length }));
     if (report.rejected.length) toast(t("knowledge.rejected", { list: report.rejected.map(([p, why]) => `${p} (${why})`).join("; ") }), "error");
   } catch (e) {
     toastError(e);
+  } finally {
+    $("import-progress").hidden = true;
   }
+}
+
+/** "Copying 3 of 40 files (12 MB of 80 MB)" while a large drop is copied in. */
+function showImportProgress(p: ImportProgressDto) {
+  $("import-progress").hidden = p.files_done >= p.files_total;
+  ($("import-bar") as HTMLProgressElement).value = p.bytes_total ? p.bytes_done / p.bytes_total : 1;
+  $("import-text").textContent = t("knowledge.copying", { done: p.files_done, total: p.files_total, bytes: formatBytes(p.bytes_done), of: formatBytes(p.bytes_total) });
 }
 
 async function pick(directory: boolean) {

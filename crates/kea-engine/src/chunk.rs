@@ -100,14 +100,18 @@ fn chars(text: &str) -> usize {
     text.chars().count()
 }
 
-/// Packs one section's pieces into chunks of about `target_chars`.
+/// Packs one section's pieces into chunks of about `target_chars`. A chunk
+/// never runs onto the next page, so its citation opens the page it is on.
 fn pack_section(plain: &str, pieces: &[Piece], path: &str, config: &ChunkConfig, out: &mut Vec<Chunk>) {
     let Some(first) = pieces.first() else { return };
     let mut start = first.range.start;
     let mut end = first.range.end;
     let mut page = first.page;
     for piece in &pieces[1..] {
-        if chars(&plain[start..piece.range.end]) > config.target_chars {
+        if piece.page != page {
+            emit(plain, start..end, page, path, out);
+            (start, page) = (piece.range.start, piece.page);
+        } else if chars(&plain[start..piece.range.end]) > config.target_chars {
             emit(plain, start..end, page, path, out);
             start = overlap_start(plain, start..end, piece.range.start, config.overlap_chars);
             page = piece.page;
@@ -240,6 +244,18 @@ mod tests {
 
     fn chunks_of(md: &str, config: ChunkConfig) -> Vec<Chunk> {
         chunk_document(&extract(DocKind::Markdown, md.as_bytes()).unwrap(), &config)
+    }
+
+    #[test]
+    fn a_chunk_never_runs_onto_the_next_page() {
+        let mut doc = Extracted::default();
+        for (text, page) in [("Short on page one.", 1), ("Also page one.", 1), ("Page two begins.", 2)] {
+            let range = crate::extract::push_block(&mut doc.plain, text);
+            doc.blocks.push(crate::extract::Block { kind: BlockKind::Paragraph, range, page: Some(page) });
+        }
+        let chunks = chunk_document(&doc, &ChunkConfig::default());
+        let pages: Vec<(Option<u32>, &str)> = chunks.iter().map(|c| (c.page, c.text.as_str())).collect();
+        assert_eq!(pages, [(Some(1), "Short on page one.\n\nAlso page one."), (Some(2), "Page two begins.")]);
     }
 
     /// Found by `cargo fuzz` (target chunk_text): the overlap snapped to one

@@ -182,6 +182,8 @@ impl Engine {
     /// Opens the index in `config.data_dir`, repairing the vector file if
     /// needed. The model is not loaded until something must be embedded.
     pub fn open(mut config: EngineConfig) -> Result<Engine> {
+        // Absolute, so the watcher's event paths compare with it.
+        config.knowledge_dir = std::path::absolute(&config.knowledge_dir).unwrap_or(config.knowledge_dir);
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
         config.model_id = choose_model(&config, store.model()?.map(|m| m.0), store.chunk_count()?)?;

@@ -1,7 +1,8 @@
 //! Importing dropped or picked files into the knowledge folder: files are
 //! copied (never moved) under sanitised, unique names; folders are imported
 //! recursively; symbolic links, device files and unsupported types are
-//! refused with a reason. The watcher (or a sync) indexes what arrives.
+//! refused with a reason. Copy progress (files and bytes of the total) is
+//! reported after each file. The watcher (or a sync) indexes what arrives.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,17 @@ pub struct ImportReport {
     pub imported: Vec<String>,
     /// `(source path, reason)` for everything refused.
     pub rejected: Vec<(String, String)>,
+}
+
+/// How far an import has got, after each copied file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImportProgress {
+    /// The copy just made, relative to the knowledge folder.
+    pub path: String,
+    pub files_done: usize,
+    pub files_total: usize,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
 }
 
 /// A safe file name: no separators, control characters or leading dots and
@@ -43,18 +55,69 @@ fn unique_target(dir: &Path, name: &str) -> PathBuf {
     (2..).map(|n| dir.join(format!("{stem} ({n}){ext}"))).find(|p| !p.exists()).expect("some name is free")
 }
 
-fn import_one(source: &Path, target_dir: &Path, knowledge: &Path, report: &mut ImportReport) -> Result<()> {
-    let shown = source.display().to_string();
-    let meta = match std::fs::symlink_metadata(source) {
-        Ok(meta) => meta,
-        Err(e) => {
-            report.rejected.push((shown, format!("cannot read: {e}")));
-            return Ok(());
+/// The files an import would copy and their bytes (what `Importer` copies).
+fn measure(source: &Path) -> (usize, u64) {
+    let Ok(meta) = std::fs::symlink_metadata(source) else { return (0, 0) };
+    if meta.is_dir() {
+        let entries = std::fs::read_dir(source).into_iter().flatten().flatten();
+        entries.map(|e| measure(&e.path())).fold((0, 0), |(f, b), (f2, b2)| (f + f2, b + b2))
+    } else if meta.is_file() && DocKind::from_path(source).is_some() {
+        (1, meta.len())
+    } else {
+        (0, 0)
+    }
+}
+
+/// One import in progress: where copies go, what was done, whom to tell.
+struct Importer<'a> {
+    knowledge: &'a Path,
+    report: ImportReport,
+    progress: ImportProgress,
+    on_copied: &'a mut dyn FnMut(&ImportProgress),
+}
+
+impl<'a> Importer<'a> {
+    /// An importer of `sources` (its totals measured) into `knowledge`.
+    fn new(knowledge: &'a Path, sources: &[PathBuf], on_copied: &'a mut dyn FnMut(&ImportProgress)) -> Self {
+        let (files_total, bytes_total) =
+            sources.iter().filter(|s| !s.starts_with(knowledge)).map(|s| measure(s)).fold((0, 0), |(f, b), (f2, b2)| (f + f2, b + b2));
+        let progress = ImportProgress { files_total, bytes_total, ..ImportProgress::default() };
+        Importer { knowledge, report: ImportReport::default(), progress, on_copied }
+    }
+
+    fn import_one(&mut self, source: &Path, target_dir: &Path) -> Result<()> {
+        let shown = source.display().to_string();
+        let meta = match std::fs::symlink_metadata(source) {
+            Ok(meta) => meta,
+            Err(e) => {
+                self.report.rejected.push((shown, format!("cannot read: {e}")));
+                return Ok(());
+            }
+        };
+        if meta.file_type().is_symlink() {
+            self.report.rejected.push((shown, "symbolic links are not followed".into()));
+        } else if meta.is_dir() {
+            self.import_folder(source, target_dir)?;
+        } else if !meta.is_file() {
+            self.report.rejected.push((shown, "not a regular file (device, socket or pipe)".into()));
+        } else if DocKind::from_path(source).is_none() {
+            let known: Vec<String> = DocKind::EXTENSIONS.iter().map(|(ext, _)| format!(".{ext}")).collect();
+            self.report.rejected.push((shown, format!("unsupported type (Kea reads {})", known.join(" "))));
+        } else {
+            let name = sanitise_file_name(&source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            let target = unique_target(target_dir, &name);
+            std::fs::copy(source, &target).map_err(|e| Error::io(format!("copying {shown}"), e))?;
+            let rel = crate::scan::relative_key(target.strip_prefix(self.knowledge).unwrap_or(&target));
+            self.progress.files_done += 1;
+            self.progress.bytes_done += meta.len();
+            self.progress.path = rel.clone();
+            (self.on_copied)(&self.progress);
+            self.report.imported.push(rel);
         }
-    };
-    if meta.file_type().is_symlink() {
-        report.rejected.push((shown, "symbolic links are not followed".into()));
-    } else if meta.is_dir() {
+        Ok(())
+    }
+
+    fn import_folder(&mut self, source: &Path, target_dir: &Path) -> Result<()> {
         let name = sanitise_file_name(&source.file_name().map_or_else(|| "folder".into(), |n| n.to_string_lossy().into_owned()));
         let sub = unique_target(target_dir, &name);
         std::fs::create_dir_all(&sub).map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
@@ -62,39 +125,34 @@ fn import_one(source: &Path, target_dir: &Path, knowledge: &Path, report: &mut I
             std::fs::read_dir(source).map_err(|e| Error::io(format!("reading {}", source.display()), e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
         entries.sort();
         for entry in entries {
-            import_one(&entry, &sub, knowledge, report)?;
+            self.import_one(&entry, &sub)?;
         }
         if std::fs::read_dir(&sub).map(|mut d| d.next().is_none()).unwrap_or(false) {
             let _ = std::fs::remove_dir(&sub);
         }
-    } else if !meta.is_file() {
-        report.rejected.push((shown, "not a regular file (device, socket or pipe)".into()));
-    } else if DocKind::from_path(source).is_none() {
-        report.rejected.push((shown, "unsupported type (Kea reads .md, .txt, .pdf and .docx)".into()));
-    } else {
-        let name = sanitise_file_name(&source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-        let target = unique_target(target_dir, &name);
-        std::fs::copy(source, &target).map_err(|e| Error::io(format!("copying {shown}"), e))?;
-        let rel = target.strip_prefix(knowledge).unwrap_or(&target);
-        report.imported.push(crate::scan::relative_key(rel));
+        Ok(())
     }
-    Ok(())
 }
 
 impl Engine {
     /// Copies `sources` (files or folders) into the knowledge folder.
     pub fn import(&self, sources: &[PathBuf]) -> Result<ImportReport> {
+        self.import_with_progress(sources, &mut |_| {})
+    }
+
+    /// Like [`Engine::import`], telling `on_copied` after each file.
+    pub fn import_with_progress(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
         let knowledge = self.knowledge_dir().to_path_buf();
         std::fs::create_dir_all(&knowledge).map_err(|e| Error::io(format!("creating {}", knowledge.display()), e))?;
-        let mut report = ImportReport::default();
+        let mut importer = Importer::new(&knowledge, sources, on_copied);
         for source in sources {
             if source.starts_with(&knowledge) {
-                report.rejected.push((source.display().to_string(), "already in the knowledge folder".into()));
+                importer.report.rejected.push((source.display().to_string(), "already in the knowledge folder".into()));
                 continue;
             }
-            import_one(source, &knowledge, &knowledge, &mut report)?;
+            importer.import_one(source, &knowledge)?;
         }
-        Ok(report)
+        Ok(importer.report)
     }
 }
 
@@ -124,11 +182,10 @@ mod tests {
         std::fs::write(knowledge.join("a.md"), "existing").unwrap();
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc/passwd", src.join("sub/link.md")).unwrap();
-        let mut report = ImportReport::default();
-        for source in [src.join("a.md"), src.join("sub")] {
-            import_one(&source, &knowledge, &knowledge, &mut report).unwrap();
-        }
+        let (report, progress) = import_all(&[src.join("a.md"), src.join("sub")], &knowledge);
         assert_eq!(report.imported, ["a (2).md", "sub/b.txt"]);
+        let counted: Vec<(usize, usize, u64, u64)> = progress.iter().map(|p| (p.files_done, p.files_total, p.bytes_done, p.bytes_total)).collect();
+        assert_eq!(counted, [(1, 2, 3, 4), (2, 2, 4, 4)], "progress after each copy, of the supported files' total");
         let reasons: Vec<&str> = report.rejected.iter().map(|r| r.1.as_str()).collect();
         assert!(reasons.iter().any(|r| r.contains("unsupported")));
         #[cfg(unix)]
@@ -148,7 +205,6 @@ mod tests {
         std::fs::write(drop.join("note.md"), "# Note").unwrap();
         std::os::unix::fs::symlink(&outside, drop.join("escape-dir")).unwrap();
         std::os::unix::fs::symlink(outside.join("secret.md"), drop.join("escape.md")).unwrap();
-        let mut report = ImportReport::default();
         let sources = [
             drop.clone(),                                 // a folder holding two symlink escapes
             drop.join("..").join("drop").join("note.md"), // `..` in the source path: the file itself is fine
@@ -156,9 +212,7 @@ mod tests {
             PathBuf::from("/dev/zero"),
             PathBuf::from("/etc/passwd"), // absolute path to something unsupported
         ];
-        for source in &sources {
-            import_one(source, &knowledge, &knowledge, &mut report).unwrap();
-        }
+        let (report, _) = import_all(&sources, &knowledge);
         assert_eq!(report.imported, ["drop/note.md", "note.md"], "{report:?}");
         let reasons: Vec<&str> = report.rejected.iter().map(|(_, why)| why.as_str()).collect();
         assert_eq!(reasons.iter().filter(|r| r.contains("symbolic links")).count(), 2, "{reasons:?}");
@@ -172,6 +226,18 @@ mod tests {
             landed.push(std::fs::read_to_string(&entry).unwrap());
         }
         assert!(!landed.iter().any(|t| t.contains("secret")));
+    }
+
+    /// Imports `sources` one by one into `knowledge`, keeping every progress report.
+    fn import_all(sources: &[PathBuf], knowledge: &Path) -> (ImportReport, Vec<ImportProgress>) {
+        let mut seen = Vec::new();
+        let mut record = |p: &ImportProgress| seen.push(p.clone());
+        let mut importer = Importer::new(knowledge, sources, &mut record);
+        for source in sources {
+            importer.import_one(source, knowledge).unwrap();
+        }
+        let report = importer.report;
+        (report, seen)
     }
 
     fn walk(dir: &Path) -> Vec<PathBuf> {

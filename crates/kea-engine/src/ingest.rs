@@ -120,16 +120,6 @@ struct Pending {
     read_ms: u64,
 }
 
-/// What happened to one file of a batch, for its progress event.
-struct FileOutcome {
-    path: String,
-    chunks: usize,
-    embedded: usize,
-    reused: usize,
-    error: Option<String>,
-    read_ms: u64,
-}
-
 impl Indexer<'_> {
     fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
@@ -459,12 +449,13 @@ impl Run<'_> {
         let mut changes = Vec::with_capacity(batch.len());
         let mut done = Vec::with_capacity(batch.len());
         for pending in batch {
-            let mut outcome = FileOutcome { path: pending.file.path.clone(), chunks: 0, embedded: 0, reused: 0, error: None, read_ms: pending.read_ms };
+            let path = pending.file.path.clone();
+            let (mut chunk_count, mut embedded, mut reused, mut error) = (0, 0, 0, None);
             match pending.prepared {
                 Prepared::Touch => changes.push(DocChange::Touch { file: pending.file }),
-                Prepared::Vanished => changes.push(DocChange::Remove { path: outcome.path.clone() }),
+                Prepared::Vanished => changes.push(DocChange::Remove { path: path.clone() }),
                 Prepared::Failed(message) => {
-                    outcome.error = Some(message.clone());
+                    error = Some(message.clone());
                     changes.push(DocChange::Failed { file: pending.file, message });
                 }
                 Prepared::Content { content_hash, title, front_matter, chunks } => {
@@ -473,26 +464,29 @@ impl Run<'_> {
                         .map(|mut c| {
                             if c.chunk.embedding.is_empty() {
                                 c.chunk.embedding = vectors[&c.chunk.hash].clone();
-                                outcome.embedded += 1;
+                                embedded += 1;
                             } else {
-                                outcome.reused += 1;
+                                reused += 1;
                             }
                             c.chunk
                         })
                         .collect();
-                    outcome.chunks = chunks.len();
+                    chunk_count = chunks.len();
                     changes.push(DocChange::Replace { file: pending.file, content_hash, title, front_matter, chunks });
                 }
             }
-            done.push(outcome);
+            self.report.reused += reused;
+            let (read_ms, files_total) = (pending.read_ms, self.files_total);
+            done.push(IndexEvent::FileDone { path, chunks: chunk_count, embedded, reused, error, read_ms, files_done: 0, files_total });
         }
         self.commit(&changes)?;
-        for FileOutcome { path, chunks, embedded, reused, error, read_ms } in done {
+        for mut event in done {
             self.files_done += 1;
             self.report.processed += 1;
-            self.report.reused += reused;
-            let (files_done, files_total) = (self.files_done, self.files_total);
-            self.sink.event(&IndexEvent::FileDone { path, chunks, embedded, reused, error, read_ms, files_done, files_total });
+            if let IndexEvent::FileDone { files_done, .. } = &mut event {
+                *files_done = self.files_done;
+            }
+            self.sink.event(&event);
         }
         Ok(())
     }

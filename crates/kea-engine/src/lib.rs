@@ -27,6 +27,7 @@ pub mod segment;
 pub mod settings;
 pub mod store;
 pub mod vectors;
+pub mod viewer;
 pub mod watch;
 
 pub use engine::{Engine, EngineConfig, ReembedCost, Status};

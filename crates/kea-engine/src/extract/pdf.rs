@@ -173,7 +173,7 @@ pub(crate) mod tests {
 
     #[test]
     fn larger_type_becomes_a_heading_of_the_page() {
-        let pdf = make_pdf(&["BT /F1 20 Tf 50 780 Td (Perches and cleaning) Tj /F1 12 Tf 0 -40 Td (Clean dishes daily.) Tj ET"]);
+        let pdf = make_pdf(&["BT /F1 20 Tf 50 780 Td (Perches and cleaning) Tj /F1 12 Tf 0 -40 Td (Clean the food and water dishes every day.) Tj ET"]);
         let doc = extract(&pdf, &ExtractContext::default()).unwrap();
         let heading = doc.blocks.iter().find_map(|b| match &b.kind {
             BlockKind::Heading { level, text } => Some((*level, text.as_str(), b.page)),
