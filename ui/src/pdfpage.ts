@@ -17,7 +17,7 @@ export async function renderPdfPage(container: HTMLElement, bytes: ArrayBuffer, 
   const pdf = await getDocument({ data: new Uint8Array(bytes) }).promise;
   try {
     const page = await pdf.getPage(Math.min(Math.max(pageNumber, 1), pdf.numPages));
-    const width = container.clientWidth || 520;
+    const width = Math.max((container.clientWidth || 520) - 2, 100);
     const viewport = page.getViewport({ scale: width / page.getViewport({ scale: 1 }).width });
     const canvas = document.createElement("canvas");
     canvas.width = Math.floor(viewport.width);

@@ -39,6 +39,8 @@ pub struct CorpusFigures {
     chunks_per_s: f64,
     peak_rss_mb: f64,
     readers: usize,
+    /// Time spent reading files (extraction, OCR, chunking), summed over readers.
+    read_ms_total: u64,
     slowest_files: Vec<(String, u64)>,
 }
 
@@ -85,6 +87,7 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
     let model_alone_ms = started.elapsed().as_millis().max(1) as u64;
 
     let mut slowest = read_times.into_inner().unwrap_or_default();
+    let read_ms_total = slowest.iter().map(|(_, ms)| ms).sum();
     slowest.sort_by_key(|(_, ms)| std::cmp::Reverse(*ms));
     slowest.truncate(5);
     Ok(CorpusFigures {
@@ -99,6 +102,7 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
         chunks_per_s: round(report.chunks as f64 / (ingest_ms as f64 / 1000.0)),
         peak_rss_mb: peak_rss_mb()?,
         readers,
+        read_ms_total,
         slowest_files: slowest,
     })
 }

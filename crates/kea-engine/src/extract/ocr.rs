@@ -81,7 +81,9 @@ impl Ocr {
     /// Runs Tesseract on one image file; its text with Chinese joined up.
     fn recognise(&self, image: &Path, deadline: Instant) -> Result<String, String> {
         let mut command = Command::new(&self.tesseract);
-        command.arg(image).arg("stdout").args(["-l", &self.languages, "--psm", "3"]);
+        // One thread: the embedding model has the other cores (Tesseract's
+        // OpenMP threads would fight it for them).
+        command.arg(image).arg("stdout").args(["-l", &self.languages, "--psm", "3"]).env("OMP_THREAD_LIMIT", "1");
         let text = run(command, deadline, "OCR")?;
         Ok(join_cjk(&text))
     }
