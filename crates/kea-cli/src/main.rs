@@ -367,6 +367,8 @@ fn manage_document(
     let key = document_key(engine.knowledge_dir(), path);
     let sink = progress::sink_for(json);
     let report = action(&engine, &key, sink.as_ref(), &CancelToken::new())?;
+    // A sync of one file saves the vector file on a debounce; this process ends now.
+    engine.save_pending_vectors()?;
     progress::print_report(&report, json);
     Ok(ExitCode::SUCCESS)
 }

@@ -155,6 +155,10 @@ pub struct Engine {
 struct VectorsSaved {
     at: Instant,
     dirty: bool,
+    /// The store's generation right after this engine's last change: the
+    /// stamp names it, so vectors saved late by an engine that another one
+    /// has since overtaken (a model switch reopens it) read as stale.
+    generation: i64,
 }
 
 /// A sync of some paths saves the vector file at most this often; the
@@ -231,7 +235,7 @@ impl Engine {
             reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
             active_run: Mutex::new(None),
-            vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false }),
+            vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
             llm_rerank_cache: Default::default(),
@@ -382,8 +386,8 @@ impl Engine {
     pub fn save_pending_vectors(&self) -> Result<()> {
         let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
         if saved.dirty {
-            self.save_vectors()?;
-            *saved = VectorsSaved { at: Instant::now(), dirty: false };
+            self.save_vectors(saved.generation)?;
+            *saved = VectorsSaved { at: Instant::now(), dirty: false, generation: saved.generation };
         }
         Ok(())
     }
@@ -395,11 +399,11 @@ impl Engine {
     }
 
     /// Saves the vector index with a stamp of the store's current state.
-    pub(crate) fn save_vectors(&self) -> Result<()> {
+    fn save_vectors(&self, generation: i64) -> Result<()> {
         let store = self.store();
         let vectors = self.vectors.read().unwrap_or_else(|p| p.into_inner());
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (self.config.model_id.clone(), vectors.dim()));
-        let stamp = VectorStamp { generation: store.generation()?, count: vectors.len(), model_id, dim };
+        let stamp = VectorStamp { generation, count: vectors.len(), model_id, dim };
         vectors.save(&self.config.data_dir.join(VECTORS_FILE), &stamp)
     }
 
@@ -494,22 +498,16 @@ impl IndexModels for Engine {
     }
 
     fn vectors_changed(&self, now: bool) -> Result<()> {
+        let generation = self.store().generation()?;
         let due = {
             let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
             saved.dirty = true;
+            saved.generation = generation;
             now || saved.at.elapsed() >= VECTORS_SAVE_EVERY
         };
         if due {
             self.save_pending_vectors()?;
         }
         Ok(())
-    }
-}
-
-impl Drop for Engine {
-    /// Changes not saved yet go to the vector file (else the next open
-    /// rebuilds it from SQLite, which is correct but slower).
-    fn drop(&mut self) {
-        let _ = self.save_pending_vectors();
     }
 }
