@@ -46,9 +46,6 @@ pub struct EngineConfig {
     pub file_budget: FileBudget,
     /// Threads reading files while the model embeds (at least one).
     pub readers: usize,
-    /// The OCR engine for pictures and scanned PDF pages (found on the
-    /// machine by [`EngineConfig::new`]; `None`: such files say it is missing).
-    pub ocr: Option<Ocr>,
     /// Which vector index backs dense search.
     pub vector_backend: VectorBackend,
 }
@@ -70,7 +67,6 @@ impl EngineConfig {
             max_file_bytes: 100 * 1024 * 1024,
             file_budget: FileBudget::default(),
             readers: default_readers(),
-            ocr: Ocr::discover(),
             vector_backend: VectorBackend::default(),
         }
     }
@@ -138,6 +134,9 @@ pub struct Engine {
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
     sync_lock: Mutex<()>,
+    /// The OCR engine, looked for on the machine at the first sync (not at
+    /// start-up: a search never needs it); `None`: such files say it is missing.
+    ocr: std::sync::OnceLock<Option<Ocr>>,
     /// The running sync's own cancel token, whoever started it.
     active_run: Mutex<Option<CancelToken>>,
     /// When the vector file was last saved, and whether the index has
@@ -234,6 +233,7 @@ impl Engine {
             query_embedder: Mutex::new(None),
             reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
+            ocr: std::sync::OnceLock::new(),
             active_run: Mutex::new(None),
             vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
@@ -374,7 +374,7 @@ impl Engine {
             batch_size: self.config.embed.batch_size,
             readers: self.config.readers,
             budget: self.config.file_budget,
-            ocr: self.config.ocr.as_ref(),
+            ocr: self.ocr.get_or_init(Ocr::discover).as_ref(),
             store: &self.store,
             vectors: &self.vectors,
             profile: &self.profile,

@@ -203,9 +203,9 @@ impl Indexer<'_> {
     /// The report with the index's totals and current errors (not only this sync's).
     fn summarise(&self, mut report: SyncReport) -> Result<SyncReport> {
         let store = self.store();
-        let documents = store.documents()?;
-        report.documents = documents.len();
-        report.errors = documents.into_iter().filter_map(|d| d.error.map(|message| FileError { path: d.path, message })).collect();
+        let (documents, errors) = store.document_errors()?;
+        report.documents = documents;
+        report.errors = errors.into_iter().map(|(path, message)| FileError { path, message }).collect();
         report.chunks = store.chunk_count()?;
         Ok(report)
     }

@@ -45,11 +45,6 @@ impl Ocr {
         Some(Ocr { tesseract, pdftoppm, languages: languages.join("+") })
     }
 
-    /// The languages Tesseract reads with, e.g. `chi_sim+eng`.
-    pub fn languages(&self) -> &str {
-        &self.languages
-    }
-
     /// The text in a picture (any format Tesseract's image library reads).
     pub(crate) fn picture_text(&self, bytes: &[u8], deadline: Instant) -> Result<String, String> {
         let dir = tempfile::tempdir().map_err(|e| format!("OCR: no temporary folder: {e}"))?;

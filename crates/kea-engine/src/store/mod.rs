@@ -215,6 +215,15 @@ impl Store {
         self.documents_where("1", &[])
     }
 
+    /// How many documents the index holds, and those in error with their
+    /// messages (a sync's summary, without reading every row).
+    pub fn document_errors(&self) -> Result<(usize, Vec<(String, String)>)> {
+        let count: i64 = self.conn.query_row("SELECT count(*) FROM documents", [], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare("SELECT path, error FROM documents WHERE error IS NOT NULL ORDER BY path")?;
+        let errors = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        Ok((count as usize, errors))
+    }
+
     /// The documents at `key` or below it (a folder), for a sync of some paths.
     pub fn documents_under(&self, key: &str) -> Result<Vec<DocRecord>> {
         // Keys below `a/b` sort from `a/b/` up to `a/b0` ('0' follows '/').
