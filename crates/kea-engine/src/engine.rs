@@ -4,7 +4,7 @@
 //! is rebuilt from SQLite, and a change of model re-embeds everything.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::chunk::ChunkConfig;
@@ -16,8 +16,9 @@ use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::progress::{CancelToken, ProgressSink, SyncReport};
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
-use crate::retrieve::{Hit, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
+use crate::retrieve::{Hit, LocalPassages, Passages, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
 use crate::store::{DocRecord, Store};
+use crate::team::{MilvusIndex, Team, TeamConfig, TeamPassages};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
 
 /// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
@@ -48,6 +49,9 @@ pub struct EngineConfig {
     pub readers: usize,
     /// Which vector index backs dense search.
     pub vector_backend: VectorBackend,
+    /// A team store shared with other instances (`--store milvus://…`);
+    /// `None`: this machine's own index.
+    pub team: Option<TeamConfig>,
 }
 
 impl EngineConfig {
@@ -68,6 +72,7 @@ impl EngineConfig {
             file_budget: FileBudget::default(),
             readers: default_readers(),
             vector_backend: VectorBackend::default(),
+            team: None,
         }
     }
 
@@ -109,6 +114,19 @@ pub struct Status {
     pub index_bytes: u64,
     /// Whether the vector file had to be rebuilt from SQLite on open.
     pub vectors_rebuilt_on_open: bool,
+    /// The team store, when the index is shared.
+    pub team: Option<TeamStatus>,
+}
+
+/// A shared index's state.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TeamStatus {
+    /// `milvus://HOST:PORT/COLLECTION`.
+    pub store: String,
+    /// This folder's namespace in it.
+    pub namespace: String,
+    /// Passages of the other namespaces searchable here.
+    pub mirrored_chunks: usize,
 }
 
 /// What switching the embedding model would cost: every chunk is embedded again.
@@ -148,6 +166,8 @@ pub struct Engine {
     pub(crate) llm_rerank_cache: RerankCache,
     /// The knowledge folder's `kea.toml` (re-read at every sync).
     profile: RwLock<crate::profile::Profile>,
+    /// The team store the vectors live in (`vectors` is then its index).
+    team: Option<Arc<Team>>,
 }
 
 /// The vector file's save state.
@@ -181,6 +201,24 @@ fn choose_model(config: &EngineConfig, indexed: Option<String>, chunks: usize) -
     Ok(requested)
 }
 
+/// The saved vector file if it matches the store, else one rebuilt from the
+/// store's vectors (and saved); `true` when rebuilt.
+fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Result<(Box<dyn VectorIndex>, bool)> {
+    let path = config.data_dir.join(VECTORS_FILE);
+    let backend = config.vector_backend;
+    if let Some(index) = backend.load_if_current(&path, stamp) {
+        return Ok((index, false));
+    }
+    let mut all = Vec::with_capacity(stamp.count);
+    store.for_each_vector(|id, v| {
+        all.push((id, v.to_vec()));
+        Ok(())
+    })?;
+    let index = backend.build(stamp.dim, &all)?;
+    index.save(&path, stamp)?;
+    Ok((index, true))
+}
+
 impl Engine {
     /// Opens the index in `config.data_dir`, repairing the vector file if
     /// needed. The model is not loaded until something must be embedded.
@@ -209,19 +247,16 @@ impl Engine {
         }
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (config.model_id.clone(), 384));
         let stamp = VectorStamp { generation: store.generation()?, count: store.chunk_count()?, model_id, dim };
-        let path = config.data_dir.join(VECTORS_FILE);
-        let backend = config.vector_backend;
-        let (vectors, rebuilt) = match backend.load_if_current(&path, &stamp) {
-            Some(index) => (index, false),
+        let (vectors, rebuilt, team) = match &config.team {
+            Some(team_config) => {
+                let team = Team::open(team_config, &config.knowledge_dir, &config.data_dir, &stamp.model_id, dim)?;
+                crate::team::reconcile(&team, &store)?;
+                team.refresh_mirror(true)?;
+                (Box::new(MilvusIndex::new(team.clone())) as Box<dyn VectorIndex>, false, Some(team))
+            }
             None => {
-                let mut all = Vec::with_capacity(stamp.count);
-                store.for_each_vector(|id, v| {
-                    all.push((id, v.to_vec()));
-                    Ok(())
-                })?;
-                let index = backend.build(dim, &all)?;
-                index.save(&path, &stamp)?;
-                (index, true)
+                let (vectors, rebuilt) = open_vectors(&config, &store, &stamp)?;
+                (vectors, rebuilt, None)
             }
         };
         let config_knowledge = config.knowledge_dir.clone();
@@ -240,6 +275,7 @@ impl Engine {
             model_languages,
             llm_rerank_cache: Default::default(),
             profile: RwLock::new(crate::profile::Profile::load(&config_knowledge).unwrap_or_default()),
+            team,
         })
     }
 
@@ -285,17 +321,40 @@ impl Engine {
             }
             if recorded != Some((model.model_id().to_string(), model.dim())) {
                 // A remote or hub model (dimension unknown at open), or an allowed switch.
+                self.check_team_model(model.model_id(), model.dim())?;
                 store.switch_model(model.model_id(), model.dim())?;
-                *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = self.config.vector_backend.empty(model.dim())?;
+                if self.team.is_none() {
+                    *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = self.config.vector_backend.empty(model.dim())?;
+                }
             }
             *slot = Some(model);
         }
         f(slot.as_deref_mut().expect("embedder was just loaded"))
     }
 
-    /// The retrieval pipeline over this engine's store, vectors and models.
+    /// A team collection keeps the model it was made with: another model
+    /// (or dimension) would mix vector spaces.
+    fn check_team_model(&self, model_id: &str, dim: usize) -> Result<()> {
+        match &self.team {
+            Some(team) if team.model_id() != model_id || team.dim() != dim => Err(Error::InvalidInput(format!(
+                "the team store {} is embedded with {} ({} dimensions); switching this instance to {model_id} ({dim}) would mix vector spaces: \
+                 use the team's model, or another collection",
+                team.address(),
+                team.model_id(),
+                team.dim()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The retrieval pipeline over this engine's store (and team mirror),
+    /// vectors and models.
     pub fn retriever(&self) -> Retriever<'_> {
-        Retriever::new(&self.store, &self.vectors, self)
+        let passages: Box<dyn Passages + '_> = match &self.team {
+            Some(team) => Box::new(TeamPassages { local: &self.store, team }),
+            None => Box::new(LocalPassages(&self.store)),
+        };
+        Retriever::new(passages, &self.vectors, self)
     }
 
     /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]).
@@ -351,6 +410,10 @@ impl Engine {
 
     fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(team) = self.team.as_ref().filter(|t| t.needs_reconcile()) {
+            // A write failed (the server was lost): redo what it left undone.
+            crate::team::reconcile(team, &self.store())?;
+        }
         let run = cancel.linked();
         *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());
         let report = self.indexer().sync(scope, sink, &run);
@@ -445,6 +508,12 @@ impl Engine {
             vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
             index_bytes,
             vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
+            team: match &self.team {
+                Some(team) => {
+                    Some(TeamStatus { store: team.address().to_string(), namespace: team.namespace().to_string(), mirrored_chunks: team.mirrored_chunks()? })
+                }
+                None => None,
+            },
         })
     }
 

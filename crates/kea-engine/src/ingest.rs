@@ -547,17 +547,16 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Commits changes and applies the resulting delta to the vector index.
+    /// Commits changes and applies the resulting delta to the vector index;
+    /// a shared index is written first, so its failure commits nothing.
     fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
-        let delta = self.indexer.store().apply(changes)?;
         let mut vectors = self.indexer.vectors.write().unwrap_or_else(|p| p.into_inner());
-        for id in delta.removed {
-            vectors.remove(id)?;
+        if vectors.is_shared() {
+            self.indexer.store().apply_then(changes, |delta| vectors.apply(delta))?;
+            return Ok(());
         }
-        for (id, vector) in delta.added {
-            vectors.upsert(id, &vector)?;
-        }
-        Ok(())
+        let delta = self.indexer.store().apply(changes)?;
+        vectors.apply(&delta)
     }
 }
 

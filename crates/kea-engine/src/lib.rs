@@ -26,11 +26,12 @@ pub mod scan;
 pub mod segment;
 pub mod settings;
 pub mod store;
+pub mod team;
 pub mod vectors;
 pub mod viewer;
 pub mod watch;
 
-pub use engine::{Engine, EngineConfig, ReembedCost, Status};
+pub use engine::{Engine, EngineConfig, ReembedCost, Status, TeamStatus};
 pub use error::{Error, ErrorKind, Result};
 pub use ingest::FileBudget;
 pub use progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};

@@ -30,6 +30,50 @@ pub trait VectorIndex: Send + Sync {
     /// Persists the index with the store state it reflects; a backend that
     /// keeps nothing on disk does nothing (it is rebuilt from the store).
     fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()>;
+    /// Applies one committed batch: removals, then additions. A shared
+    /// index also keeps each added passage, for the other instances.
+    fn apply(&mut self, delta: &VectorDelta) -> Result<()> {
+        delta.removed.iter().try_for_each(|&id| self.remove(id))?;
+        delta.added.iter().try_for_each(|a| self.upsert(a.id, &a.vector))
+    }
+    /// Whether the index lives outside this process (a server shared by a
+    /// team): it is then written before the store commits, so a failed
+    /// write leaves the store as it was and the next sync does it again.
+    fn is_shared(&self) -> bool {
+        false
+    }
+}
+
+/// What one store transaction did to the chunks; the vector index applies the same.
+#[derive(Debug, Default)]
+pub struct VectorDelta {
+    pub removed: Vec<u64>,
+    pub added: Vec<AddedVector>,
+}
+
+/// A chunk added by a batch: its vector, and the passage a shared index keeps with it.
+#[derive(Debug, Clone)]
+pub struct AddedVector {
+    pub id: u64,
+    pub vector: Vec<f32>,
+    pub row: ChunkRow,
+    /// What the full-text index holds for the chunk (segmented heading, names, text).
+    pub tokens: String,
+}
+
+/// A stored chunk with its document's path, for search results.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ChunkRow {
+    pub id: i64,
+    pub source: String,
+    pub title: Option<String>,
+    pub chunk_index: usize,
+    pub total_chunks: usize,
+    pub heading_path: String,
+    pub page: Option<u32>,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub text: String,
 }
 
 /// Which vector index the engine keeps.

@@ -6,6 +6,7 @@
 //! fallbacks that fired. This file holds the pipeline's types and knobs.
 
 pub mod context;
+mod passages;
 pub mod relevance;
 mod retriever;
 pub mod stages;
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::rerank::Reranker;
 use crate::store::ChunkRow;
 pub use context::{Context, ContextBlock};
+pub use passages::{LocalPassages, Passages};
 pub use relevance::Relevance;
 pub use retriever::{QueryModels, Retriever};
 

@@ -73,9 +73,8 @@ impl Retriever<'_> {
         let terms = query_terms(query);
         if !terms.is_empty() {
             let ids: Vec<u64> = hits.iter().take(TOP_PASSAGES).map(|h| h.chunk.id as u64).collect();
-            let store = self.store();
-            let (counts, total) = store.token_chunk_counts(&terms)?;
-            let tokens = store.tokens_in_chunks(&terms, &ids)?;
+            let (counts, total) = self.passages().token_chunk_counts(&terms)?;
+            let tokens = self.passages().tokens_in_chunks(&terms, &ids)?;
             let found: HashSet<&str> = tokens.iter().map(String::as_str).collect();
             judged.coverage = weighted_coverage(&terms, &counts, total, &found);
             judged.missing = terms.iter().zip(&counts).filter(|(t, _)| !found.contains(t.as_str())).map(|(t, &c)| (t.clone(), c)).collect();

@@ -5,11 +5,12 @@
 //! and `kea search` all retrieve through it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::RwLock;
 
 use super::{context, prepare_query, query_language, stages, text_language, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
-use crate::store::{ChunkRow, Store};
+use super::passages::Passages;
+use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
 
 /// The models retrieval runs at query time (the engine loads them lazily).
@@ -31,7 +32,7 @@ const CROSS_LINGUAL_BEHIND: usize = 1;
 
 /// Runs retrieval over borrowed parts.
 pub struct Retriever<'a> {
-    store: &'a Mutex<Store>,
+    passages: Box<dyn Passages + 'a>,
     vectors: &'a RwLock<Box<dyn VectorIndex>>,
     models: &'a dyn QueryModels,
 }
@@ -43,12 +44,12 @@ struct Dense {
 }
 
 impl<'a> Retriever<'a> {
-    pub fn new(store: &'a Mutex<Store>, vectors: &'a RwLock<Box<dyn VectorIndex>>, models: &'a dyn QueryModels) -> Retriever<'a> {
-        Retriever { store, vectors, models }
+    pub fn new(passages: Box<dyn Passages + 'a>, vectors: &'a RwLock<Box<dyn VectorIndex>>, models: &'a dyn QueryModels) -> Retriever<'a> {
+        Retriever { passages, vectors, models }
     }
 
-    pub(crate) fn store(&self) -> MutexGuard<'a, Store> {
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    pub(crate) fn passages(&self) -> &dyn Passages {
+        self.passages.as_ref()
     }
 
     /// Runs the retrieval pipeline for `query`.
@@ -68,6 +69,7 @@ impl<'a> Retriever<'a> {
         if !config.dense && !config.sparse {
             return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
         }
+        self.passages.refresh()?;
         let mut trace = Trace {
             query: queries.join(" | "),
             prepared_query: prepared.join(" | "),
@@ -81,7 +83,7 @@ impl<'a> Retriever<'a> {
         let fused = self.fuse(&dense, &sparse, &main, config, &mut trace);
         let shortlist = self.shortlist(&fused, config, &mut trace)?;
         let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
-        let rows: HashMap<u64, ChunkRow> = self.store().chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
+        let rows: HashMap<u64, ChunkRow> = self.passages.chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
         let fused_map: HashMap<u64, f32> = fused.iter().copied().collect();
         let order: Ranked = shortlist.iter().map(|&(id, _)| (id, fused_map.get(&id).copied().unwrap_or(0.0))).collect();
         let (order, rerank_scores) = self.rerank_and_filter(&main, order, &rows, config, &mut trace);
@@ -141,7 +143,7 @@ impl<'a> Retriever<'a> {
     /// BM25 over segmented words for each phrasing, merged.
     fn sparse(&self, queries: &[String], config: &RetrievalConfig, trace: &mut Trace) -> Result<Ranked> {
         let t = super::start();
-        let lists = queries.iter().map(|q| self.store().fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
+        let lists = queries.iter().map(|q| self.passages.fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
         let sparse = merge_max(lists, config.coarse_k);
         trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
         Ok(sparse)
@@ -178,7 +180,7 @@ impl<'a> Retriever<'a> {
         let t = super::start();
         let pool: Ranked = fused.iter().copied().take(config.coarse_k).collect();
         let ids: Vec<u64> = pool.iter().map(|c| c.0).collect();
-        let vectors = self.store().embeddings_by_ids(&ids)?;
+        let vectors = self.passages.embeddings_by_ids(&ids)?;
         let shortlist = stages::mmr(&pool, &vectors, config.mmr_lambda, config.mmr_select);
         trace.stages.push(StageTrace { stage: "mmr", ms: t.ms(), candidates: shortlist.clone() });
         Ok(shortlist)
@@ -240,7 +242,7 @@ impl<'a> Retriever<'a> {
     fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<Dense> {
         let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
         let other: HashSet<u64> =
-            self.store().chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
+            self.passages.chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
         let (balanced, shift) = stages::balance_languages(dense, |id| other.contains(&id), CROSS_LINGUAL_BEHIND, k);
         if shift > 0.0 {
             trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));

@@ -10,8 +10,10 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 mod chat;
+mod mirror;
 
 pub use chat::{Conversation, StoredMessage};
+pub use mirror::MirroredChunk;
 
 use crate::error::{Error, Result};
 use crate::segment;
@@ -92,27 +94,7 @@ pub enum DocChange {
     Remove { path: String },
 }
 
-/// What a batch did to the vectors: apply the same to the vector index.
-#[derive(Debug, Default)]
-pub struct VectorDelta {
-    pub removed: Vec<u64>,
-    pub added: Vec<(u64, Vec<f32>)>,
-}
-
-/// A stored chunk with its document's path, for search results.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ChunkRow {
-    pub id: i64,
-    pub source: String,
-    pub title: Option<String>,
-    pub chunk_index: usize,
-    pub total_chunks: usize,
-    pub heading_path: String,
-    pub page: Option<u32>,
-    pub byte_start: usize,
-    pub byte_end: usize,
-    pub text: String,
-}
+pub use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
 
 /// The SQLite store.
 pub struct Store {
@@ -278,60 +260,17 @@ impl Store {
 
     /// Applies a batch of changes in one transaction.
     pub fn apply(&mut self, changes: &[DocChange]) -> Result<VectorDelta> {
+        self.apply_then(changes, |_| Ok(()))
+    }
+
+    /// Applies `changes` in one transaction and runs `before_commit` on the
+    /// delta before committing: when it fails, nothing is committed (a
+    /// shared vector index is written this way, so a lost server leaves
+    /// the store as it was).
+    pub fn apply_then(&mut self, changes: &[DocChange], before_commit: impl FnOnce(&VectorDelta) -> Result<()>) -> Result<VectorDelta> {
         let tx = self.conn.transaction()?;
-        let mut delta = VectorDelta::default();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        for change in changes {
-            match change {
-                DocChange::Replace { file, content_hash, title, front_matter, chunks } => {
-                    let doc_id = upsert_document(&tx, file, Some(content_hash), DocStatus::Indexed, None, title.as_deref(), front_matter, now)?;
-                    delta.removed.extend(delete_chunks(&tx, doc_id)?);
-                    let mut insert = tx.prepare_cached(
-                        "INSERT INTO chunks(doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                    )?;
-                    for c in chunks {
-                        insert.execute(params![
-                            doc_id,
-                            c.index as i64,
-                            chunks.len() as i64,
-                            c.heading_path,
-                            c.page,
-                            c.byte_start as i64,
-                            c.byte_end as i64,
-                            c.text,
-                            c.hash,
-                            to_blob(&c.embedding)
-                        ])?;
-                        let id = tx.last_insert_rowid();
-                        tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?
-                            .execute(params![id, fts_tokens(&c.heading_path, &c.names, &c.text)])?;
-                        delta.added.push((id as u64, c.embedding.clone()));
-                    }
-                    tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
-                }
-                DocChange::Touch { file } => {
-                    tx.execute(
-                        "UPDATE documents SET size = ?1, mtime_ns = ?2, updated_at = ?3 WHERE path = ?4",
-                        params![file.size as i64, file.mtime_ns, now, file.path],
-                    )?;
-                }
-                DocChange::Failed { file, message } => {
-                    let doc_id = upsert_document(&tx, file, None, DocStatus::Error, Some(message), None, "{}", now)?;
-                    delta.removed.extend(delete_chunks(&tx, doc_id)?);
-                    tx.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?1", [doc_id])?;
-                }
-                DocChange::Remove { path } => {
-                    if let Some(doc_id) = tx.query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| r.get::<_, i64>(0)).optional()? {
-                        delta.removed.extend(delete_chunks(&tx, doc_id)?);
-                        tx.execute("DELETE FROM documents WHERE id = ?1", [doc_id])?;
-                    }
-                }
-            }
-        }
-        if !delta.removed.is_empty() || !delta.added.is_empty() {
-            bump_generation(&tx)?;
-        }
+        let delta = apply_changes(&tx, changes)?;
+        before_commit(&delta)?;
         tx.commit()?;
         Ok(delta)
     }
@@ -447,6 +386,82 @@ impl Store {
     }
 }
 
+/// The body of [`Store::apply_then`]: the changes, uncommitted.
+fn apply_changes(tx: &Transaction, changes: &[DocChange]) -> Result<VectorDelta> {
+    let mut delta = VectorDelta::default();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    for change in changes {
+        match change {
+            DocChange::Replace { file, content_hash, title, front_matter, chunks } => {
+                let doc_id = upsert_document(tx, file, Some(content_hash), DocStatus::Indexed, None, title.as_deref(), front_matter, now)?;
+                delta.removed.extend(delete_chunks(tx, doc_id)?);
+                insert_chunks(tx, doc_id, &file.path, title.as_deref(), chunks, &mut delta)?;
+            }
+            DocChange::Touch { file } => {
+                tx.execute(
+                    "UPDATE documents SET size = ?1, mtime_ns = ?2, updated_at = ?3 WHERE path = ?4",
+                    params![file.size as i64, file.mtime_ns, now, file.path],
+                )?;
+            }
+            DocChange::Failed { file, message } => {
+                let doc_id = upsert_document(tx, file, None, DocStatus::Error, Some(message), None, "{}", now)?;
+                delta.removed.extend(delete_chunks(tx, doc_id)?);
+                tx.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?1", [doc_id])?;
+            }
+            DocChange::Remove { path } => {
+                if let Some(doc_id) = tx.query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| r.get::<_, i64>(0)).optional()? {
+                    delta.removed.extend(delete_chunks(tx, doc_id)?);
+                    tx.execute("DELETE FROM documents WHERE id = ?1", [doc_id])?;
+                }
+            }
+        }
+    }
+    if !delta.removed.is_empty() || !delta.added.is_empty() {
+        bump_generation(tx)?;
+    }
+    Ok(delta)
+}
+
+/// Inserts a document's chunks and their FTS rows, recording each in `delta`.
+fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>, chunks: &[NewChunk], delta: &mut VectorDelta) -> Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO chunks(doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for c in chunks {
+        insert.execute(params![
+            doc_id,
+            c.index as i64,
+            chunks.len() as i64,
+            c.heading_path,
+            c.page,
+            c.byte_start as i64,
+            c.byte_end as i64,
+            c.text,
+            c.hash,
+            to_blob(&c.embedding)
+        ])?;
+        let id = tx.last_insert_rowid();
+        let tokens = fts_tokens(&c.heading_path, &c.names, &c.text);
+        tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?.execute(params![id, tokens])?;
+        let row = ChunkRow {
+            id,
+            source: path.to_string(),
+            title: title.map(str::to_string),
+            chunk_index: c.index,
+            total_chunks: chunks.len(),
+            heading_path: c.heading_path.clone(),
+            page: c.page,
+            byte_start: c.byte_start,
+            byte_end: c.byte_end,
+            text: c.text.clone(),
+        };
+        delta.added.push(AddedVector { id: id as u64, vector: c.embedding.clone(), row, tokens });
+    }
+    tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
+    Ok(())
+}
+
 fn bump_generation(tx: &Transaction) -> Result<()> {
     tx.execute(
         "INSERT INTO meta(key, value) VALUES ('generation', '1')
@@ -484,17 +499,22 @@ fn delete_chunks(tx: &Transaction, doc_id: i64) -> Result<Vec<u64>> {
         let rows = stmt.query_map([doc_id], |r| r.get::<_, i64>(0))?;
         rows.map(|r| r.map(|id| id as u64)).collect::<rusqlite::Result<_>>()?
     };
-    let mut delete_fts = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
-    for &id in &ids {
-        delete_fts.execute([id as i64])?;
-    }
+    delete_fts_rows(tx, &ids)?;
     tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id])?;
     Ok(ids)
 }
 
+fn delete_fts_rows(tx: &Transaction, ids: &[u64]) -> Result<()> {
+    let mut delete_fts = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
+    for &id in ids {
+        delete_fts.execute([id as i64])?;
+    }
+    Ok(())
+}
+
 /// What the full-text index holds for a chunk: its segmented heading path,
 /// its document's names (front matter) and its text.
-fn fts_tokens(heading_path: &str, names: &str, text: &str) -> String {
+pub fn fts_tokens(heading_path: &str, names: &str, text: &str) -> String {
     format!("{}\n{}\n{}", segment::index_text(heading_path), segment::index_text(names), segment::index_text(text))
 }
 

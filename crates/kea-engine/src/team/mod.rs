@@ -1,0 +1,278 @@
+//! Team mode: several Kea instances share one knowledge base in a Milvus
+//! collection (`--store milvus://HOST:PORT/COLLECTION`).
+//!
+//! Each instance indexes its own folder as before (SQLite stays its own
+//! truth and its chat history stays local) and writes every chunk —
+//! vector, text, heading, page, full-text tokens — into the collection
+//! under its folder's **namespace**, with a team id `tag << 40 | chunk id`
+//! ([`team_id`]). Writes go to Milvus before the local commit, so a lost
+//! server leaves nothing half-committed; a namespace whose local and remote
+//! rows disagree is reconciled before the next sync.
+//!
+//! Searching: dense search runs in Milvus over every namespace. Milvus
+//! 2.3 has no full-text search (BM25 arrived in 2.5), so each instance keeps
+//! a **mirror** of the other namespaces' passages in a local SQLite store
+//! with its own FTS5 index, pulled when a namespace's version in the
+//! registry collection (`<COLLECTION>_sources`) changes. Fusion, MMR, rerank
+//! and the filter then run as for a local index.
+
+mod index;
+mod milvus;
+mod registry;
+mod sync;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub use index::MilvusIndex;
+pub use milvus::Milvus;
+pub use sync::reconcile;
+
+use crate::error::{Error, Result};
+use crate::retrieve::Passages;
+use crate::store::{ChunkRow, Store};
+
+/// Team ids put the namespace's tag above the 40 bits of a local chunk id.
+pub const TAG_SHIFT: u32 = 40;
+/// A namespace's tag is below this (team ids stay below 2^63).
+const TAG_LIMIT: u64 = 1 << 23;
+/// How often a search looks for what other instances changed.
+const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// How long one request to the server may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The id a chunk has in the team collection.
+pub fn team_id(tag: u64, chunk_id: u64) -> u64 {
+    tag << TAG_SHIFT | chunk_id
+}
+
+/// Where a team store lives: `milvus://HOST:PORT/COLLECTION`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamAddress {
+    /// `host:port` of Milvus's gRPC/REST port (19530 by default).
+    pub address: String,
+    pub collection: String,
+}
+
+impl TeamAddress {
+    /// Parses `milvus://HOST[:PORT]/COLLECTION` (port 19530 when omitted).
+    pub fn parse(url: &str) -> Result<TeamAddress> {
+        let invalid = |why: &str| Error::InvalidInput(format!("team store '{url}': {why} (expected milvus://HOST:PORT/COLLECTION)"));
+        let rest = url.strip_prefix("milvus://").ok_or_else(|| invalid("only milvus:// stores are supported"))?;
+        let (host, collection) = rest.split_once('/').ok_or_else(|| invalid("no collection named"))?;
+        if host.is_empty() {
+            return Err(invalid("no host"));
+        }
+        let valid_name = collection.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && collection.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && collection.len() <= 200;
+        if !valid_name {
+            return Err(invalid("a collection name has letters, digits and underscores and starts with a letter"));
+        }
+        let address = if host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) { host.to_string() } else { format!("{host}:19530") };
+        Ok(TeamAddress { address, collection: collection.to_string() })
+    }
+}
+
+impl std::fmt::Display for TeamAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "milvus://{}/{}", self.address, self.collection)
+    }
+}
+
+/// How this instance joins a team store.
+#[derive(Debug, Clone)]
+pub struct TeamConfig {
+    pub store: TeamAddress,
+    /// This folder's namespace; by default the host name and the folder's name.
+    pub namespace: Option<String>,
+}
+
+/// The default namespace of a knowledge folder: `host:folder`.
+pub fn default_namespace(knowledge_dir: &Path) -> String {
+    let host = std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+    let host = host.or_else(|| std::env::var("HOSTNAME").ok()).unwrap_or_else(|| "kea".into());
+    let folder = knowledge_dir.file_name().map_or_else(|| "knowledge".into(), |n| n.to_string_lossy().into_owned());
+    format!("{host}:{folder}")
+}
+
+/// The team collection as this instance sees it: its own namespace's rows
+/// and the mirror of everyone else's.
+pub struct Team {
+    milvus: Milvus,
+    store: TeamAddress,
+    namespace: String,
+    tag: u64,
+    model_id: String,
+    dim: usize,
+    /// This namespace's rows in Milvus: local chunk id → Milvus keys.
+    own: Mutex<index::OwnRows>,
+    /// The other namespaces' passages (ids are team ids).
+    mirror: Mutex<Store>,
+    last_refresh: Mutex<Option<Instant>>,
+}
+
+impl Team {
+    /// Connects, creates the collection and the registry if needed, and
+    /// checks this instance may write to it (same model and dimension, a
+    /// namespace of its own).
+    pub fn open(config: &TeamConfig, knowledge_dir: &Path, data_dir: &Path, model_id: &str, dim: usize) -> Result<Arc<Team>> {
+        let milvus = Milvus::connect(&config.store.address, REQUEST_TIMEOUT)?;
+        let namespace = config.namespace.clone().unwrap_or_else(|| default_namespace(knowledge_dir));
+        let registry = registry::Registry::open(&milvus, &config.store.collection)?;
+        let tag = registry.claim(&namespace, model_id)?;
+        match milvus.dimension(&config.store.collection)? {
+            None => milvus.create_collection(&config.store.collection, dim)?,
+            Some(d) if d != dim => {
+                return Err(Error::InvalidInput(format!(
+                    "the team collection {} holds {d}-dimensional vectors; this index's model {model_id} makes {dim}",
+                    config.store
+                )))
+            }
+            Some(_) => {}
+        }
+        let mirror = Store::open(&data_dir.join(format!("team-{}.sqlite3", config.store.collection)))?;
+        let team = Team {
+            milvus,
+            store: config.store.clone(),
+            namespace,
+            tag,
+            model_id: model_id.to_string(),
+            dim,
+            own: Mutex::new(index::OwnRows::unknown()),
+            mirror: Mutex::new(mirror),
+            last_refresh: Mutex::new(None),
+        };
+        Ok(Arc::new(team))
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    pub fn address(&self) -> &TeamAddress {
+        &self.store
+    }
+
+    /// The embedding model the team's vectors are made with.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn own(&self) -> MutexGuard<'_, index::OwnRows> {
+        self.own.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mirror(&self) -> MutexGuard<'_, Store> {
+        self.mirror.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The other namespaces' passages, pulled if `REFRESH_EVERY` has passed
+    /// (or `now`).
+    pub fn refresh_mirror(&self, now: bool) -> Result<()> {
+        let mut last = self.last_refresh.lock().unwrap_or_else(|p| p.into_inner());
+        if !now && last.is_some_and(|t| t.elapsed() < REFRESH_EVERY) {
+            return Ok(());
+        }
+        sync::pull_others(self)?;
+        *last = Some(Instant::now());
+        Ok(())
+    }
+
+    /// How many passages of other namespaces the mirror holds.
+    pub fn mirrored_chunks(&self) -> Result<usize> {
+        self.mirror().chunk_count()
+    }
+}
+
+/// Retrieval's passages in team mode: ids below `1 << TAG_SHIFT` are this
+/// instance's chunks (its own store), the others the mirror's.
+pub struct TeamPassages<'a> {
+    pub local: &'a Mutex<Store>,
+    pub team: &'a Team,
+}
+
+impl TeamPassages<'_> {
+    fn local(&self) -> MutexGuard<'_, Store> {
+        self.local.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Splits ids into (own, mirrored).
+    fn split(ids: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        ids.iter().partition(|&&id| id < 1 << TAG_SHIFT)
+    }
+}
+
+impl Passages for TeamPassages<'_> {
+    fn refresh(&self) -> Result<()> {
+        self.team.refresh_mirror(false)
+    }
+
+    fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
+        let (own, mirrored) = Self::split(ids);
+        let mut rows: std::collections::HashMap<u64, ChunkRow> = self.local().chunks_by_ids(&own)?.into_iter().map(|r| (r.id as u64, r)).collect();
+        rows.extend(self.team.mirror().chunks_by_ids(&mirrored)?.into_iter().map(|r| (r.id as u64, r)));
+        Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
+    }
+
+    fn embeddings_by_ids(&self, ids: &[u64]) -> Result<std::collections::HashMap<u64, Vec<f32>>> {
+        let (own, mirrored) = Self::split(ids);
+        let mut vectors = self.local().embeddings_by_ids(&own)?;
+        vectors.extend(self.team.mirror().embeddings_by_ids(&mirrored)?);
+        Ok(vectors)
+    }
+
+    /// Both indexes' best, merged by score (each BM25 is over its own
+    /// corpus: the scores are close to, not exactly, one index's).
+    fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
+        let mut hits = self.local().fts_search(query, k)?;
+        hits.extend(self.team.mirror().fts_search(query, k)?);
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    fn token_chunk_counts(&self, tokens: &[String]) -> Result<(Vec<usize>, usize)> {
+        let (local, local_total) = self.local().token_chunk_counts(tokens)?;
+        let (mirrored, mirrored_total) = self.team.mirror().token_chunk_counts(tokens)?;
+        Ok((local.iter().zip(&mirrored).map(|(a, b)| a + b).collect(), local_total + mirrored_total))
+    }
+
+    fn tokens_in_chunks(&self, tokens: &[String], ids: &[u64]) -> Result<Vec<String>> {
+        let (own, mirrored) = Self::split(ids);
+        let mut found = self.local().tokens_in_chunks(tokens, &own)?;
+        for token in self.team.mirror().tokens_in_chunks(tokens, &mirrored)? {
+            if !found.contains(&token) {
+                found.push(token);
+            }
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn team_addresses_parse_with_a_default_port() {
+        let a = TeamAddress::parse("milvus://10.0.0.5/birds").unwrap();
+        assert_eq!((a.address.as_str(), a.collection.as_str()), ("10.0.0.5:19530", "birds"));
+        assert_eq!(TeamAddress::parse("milvus://localhost:19531/team_kb").unwrap().address, "localhost:19531");
+        for bad in ["qdrant://h/c", "milvus://h", "milvus:///c", "milvus://h/9c", "milvus://h/a-b"] {
+            assert!(TeamAddress::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn team_ids_keep_the_local_id_below_the_tag() {
+        let id = team_id(5, 1234);
+        assert_eq!((id >> TAG_SHIFT, id & ((1 << TAG_SHIFT) - 1)), (5, 1234));
+        assert!(team_id(TAG_LIMIT - 1, (1 << TAG_SHIFT) - 1) < 1 << 63);
+    }
+}

@@ -1,0 +1,104 @@
+//! The registry of a team collection: a small Milvus collection
+//! (`<COLLECTION>_sources`) with one row per namespace — its tag, the
+//! embedding model it writes with, and a version that changes with every
+//! write, which tells the other instances to pull it.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use super::milvus::{key_of, Milvus};
+use super::TAG_LIMIT;
+use crate::error::{Error, Result};
+
+/// One namespace's registry row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub namespace: String,
+    pub tag: u64,
+    pub model: String,
+    pub version: u64,
+}
+
+/// The registry of one team collection.
+pub struct Registry<'a> {
+    milvus: &'a Milvus,
+    name: String,
+}
+
+impl<'a> Registry<'a> {
+    /// The registry of `collection`, created if missing.
+    pub fn open(milvus: &'a Milvus, collection: &str) -> Result<Registry<'a>> {
+        let name = format!("{collection}_sources");
+        if milvus.dimension(&name)?.is_none() {
+            milvus.create_collection(&name, 2)?;
+        }
+        Ok(Registry { milvus, name })
+    }
+
+    /// Every namespace's newest row.
+    pub fn sources(&self) -> Result<Vec<Source>> {
+        let rows = self.milvus.query_all(&self.name, "tag > 0", &["ns", "tag", "model", "version"])?;
+        let mut newest: HashMap<String, (u64, Source)> = HashMap::new();
+        for row in rows {
+            let (Some(key), Some(source)) = (row.get("id").and_then(key_of), source_of(&row)) else { continue };
+            if newest.get(&source.namespace).is_none_or(|(k, _)| key > *k) {
+                newest.insert(source.namespace.clone(), (key, source));
+            }
+        }
+        let mut sources: Vec<Source> = newest.into_values().map(|(_, s)| s).collect();
+        sources.sort_by(|a, b| a.namespace.cmp(&b.namespace));
+        Ok(sources)
+    }
+
+    /// This namespace's tag (its own, or a free one for a new namespace);
+    /// refuses a model other than the one the team's vectors were made with.
+    pub fn claim(&self, namespace: &str, model: &str) -> Result<u64> {
+        let sources = self.sources()?;
+        if let Some(other) = sources.iter().find(|s| s.model != model && s.namespace != namespace) {
+            return Err(Error::InvalidInput(format!(
+                "the team collection is embedded with {} (namespace {}); this instance uses {model}: choose the same model",
+                other.model, other.namespace
+            )));
+        }
+        if let Some(mine) = sources.iter().find(|s| s.namespace == namespace) {
+            return Ok(mine.tag);
+        }
+        let hash = u64::from_le_bytes(blake3::hash(namespace.as_bytes()).as_bytes()[..8].try_into().unwrap_or_default());
+        let mut tag = hash % (TAG_LIMIT - 1) + 1;
+        while sources.iter().any(|s| s.tag == tag) {
+            tag = tag % (TAG_LIMIT - 1) + 1;
+        }
+        self.publish(namespace, tag, model)?;
+        Ok(tag)
+    }
+
+    /// Records a new version of the namespace (after each write).
+    pub fn publish(&self, namespace: &str, tag: u64, model: &str) -> Result<()> {
+        let version = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let row = json!({"vector": [1.0, 0.0], "ns": namespace, "tag": tag, "model": model, "version": version});
+        let key = self.milvus.insert(&self.name, &[row])?[0];
+        let older: Vec<u64> = self
+            .milvus
+            .query_all(&self.name, &format!("ns == {}", quoted(namespace)), &[])?
+            .iter()
+            .filter_map(|r| r.get("id").and_then(key_of))
+            .filter(|&k| k != key)
+            .collect();
+        self.milvus.delete(&self.name, &older)
+    }
+}
+
+fn source_of(row: &Value) -> Option<Source> {
+    Some(Source {
+        namespace: row.get("ns")?.as_str()?.to_string(),
+        tag: row.get("tag")?.as_u64()?,
+        model: row.get("model")?.as_str()?.to_string(),
+        version: row.get("version")?.as_u64()?,
+    })
+}
+
+/// A string literal for a Milvus filter expression.
+pub fn quoted(value: &str) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "\"\"".into())
+}

@@ -1,0 +1,120 @@
+//! Keeping the two sides of a team store in step: this namespace's rows in
+//! Milvus with the local store ([`reconcile`], before a sync when a write
+//! failed or at open), and the local mirror with the other namespaces'
+//! rows ([`pull_others`], when their registry versions change).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::milvus::key_of;
+use super::registry::{quoted, Registry, Source};
+use super::{Team, TAG_SHIFT};
+use crate::error::Result;
+use crate::store::{fts_tokens, MirroredChunk, Store};
+use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
+
+/// Rows fetched per query when pulling or uploading.
+const PAGE: usize = 256;
+/// Mirror meta key: the registry state last pulled.
+const PULLED: &str = "team.pulled";
+
+/// Makes this namespace's rows in Milvus match the local store: rows of
+/// chunks the store does not have (a write whose commit failed) and
+/// duplicates are deleted, chunks missing remotely are uploaded. Returns
+/// how many rows were deleted and uploaded.
+pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
+    team.list_own()?;
+    let stored: HashSet<u64> = store.chunk_ids()?.into_iter().collect();
+    let extra: Vec<u64> = {
+        let mut own = team.own();
+        let mut extra = Vec::new();
+        own.keys.retain(|cid, keys| {
+            let keep = if stored.contains(cid) { 1 } else { 0 };
+            extra.extend(keys.drain(keep..));
+            keep == 1
+        });
+        extra
+    };
+    team.delete_keys(&extra)?;
+    let (present, _) = team.own_ids();
+    let present: HashSet<u64> = present.into_iter().collect();
+    let missing: Vec<u64> = stored.iter().copied().filter(|id| !present.contains(id)).collect();
+    for part in missing.chunks(PAGE) {
+        let vectors = store.embeddings_by_ids(part)?;
+        let added: Vec<AddedVector> = store
+            .chunks_by_ids(part)?
+            .into_iter()
+            .filter_map(|row| {
+                let vector = vectors.get(&(row.id as u64))?.clone();
+                // The names of a document are not stored apart: re-indexing the file adds them.
+                let tokens = fts_tokens(&row.heading_path, "", &row.text);
+                Some(AddedVector { id: row.id as u64, vector, row, tokens })
+            })
+            .collect();
+        team.write(&VectorDelta { removed: Vec::new(), added })?;
+    }
+    Ok((extra.len(), missing.len()))
+}
+
+/// Pulls what the other namespaces changed into the mirror, and drops the
+/// namespaces no longer registered.
+pub fn pull_others(team: &Team) -> Result<()> {
+    let sources: Vec<Source> =
+        Registry::open(&team.milvus, &team.store.collection)?.sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
+    let state: String = sources.iter().map(|s| format!("{}={}", s.tag, s.version)).collect::<Vec<_>>().join(",");
+    if team.mirror().meta(PULLED)?.as_deref() == Some(state.as_str()) {
+        return Ok(());
+    }
+    for source in &sources {
+        pull_namespace(team, source)?;
+    }
+    let registered: HashSet<u64> = sources.iter().map(|s| s.tag).collect();
+    let mut mirror = team.mirror();
+    let gone: Vec<u64> = mirror.chunk_ids_between(1 << TAG_SHIFT, u64::MAX)?.into_iter().filter(|id| !registered.contains(&(id >> TAG_SHIFT))).collect();
+    mirror.remove_chunk_ids(&gone)?;
+    mirror.set_meta(PULLED, &state)
+}
+
+/// Brings one namespace's mirrored rows to its current version.
+fn pull_namespace(team: &Team, source: &Source) -> Result<()> {
+    let version_key = format!("team.version.{}", source.tag);
+    if team.mirror().meta(&version_key)? == Some(source.version.to_string()) {
+        return Ok(());
+    }
+    let listed = team.milvus.query_all(&team.store.collection, &format!("ns == {}", quoted(&source.namespace)), &["tid"])?;
+    let remote: HashMap<u64, u64> = listed.iter().filter_map(|r| Some((r.get("tid")?.as_u64()?, r.get("id").and_then(key_of)?))).collect();
+    let low = source.tag << TAG_SHIFT;
+    let local: HashSet<u64> = team.mirror().chunk_ids_between(low, low + (1 << TAG_SHIFT))?.into_iter().collect();
+    let gone: Vec<u64> = local.iter().copied().filter(|id| !remote.contains_key(id)).collect();
+    team.mirror().remove_chunk_ids(&gone)?;
+    let wanted: Vec<u64> = remote.iter().filter(|(tid, _)| !local.contains(tid)).map(|(_, key)| *key).collect();
+    for part in wanted.chunks(PAGE) {
+        let keys: Vec<String> = part.iter().map(u64::to_string).collect();
+        let fields = ["tid", "src", "title", "ci", "tc", "head", "page", "bs", "be", "text", "tokens", "vector"];
+        let rows = team.milvus.query(&team.store.collection, &format!("id in [{}]", keys.join(",")), &fields, part.len())?;
+        let chunks: Vec<MirroredChunk> = rows.iter().filter_map(|r| mirrored_chunk(&source.namespace, r)).collect();
+        team.mirror().put_mirrored(&chunks)?;
+    }
+    team.mirror().set_meta(&version_key, &source.version.to_string())
+}
+
+/// A Milvus row as a mirrored chunk (its source shown under its namespace).
+fn mirrored_chunk(namespace: &str, r: &Value) -> Option<MirroredChunk> {
+    let text = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let number = |k: &str| r.get(k).and_then(Value::as_u64).unwrap_or_default() as usize;
+    let row = ChunkRow {
+        id: r.get("tid")?.as_u64()? as i64,
+        source: format!("{namespace}/{}", text("src")),
+        title: r.get("title").and_then(Value::as_str).map(str::to_string),
+        chunk_index: number("ci"),
+        total_chunks: number("tc"),
+        heading_path: text("head"),
+        page: r.get("page").and_then(Value::as_u64).map(|p| p as u32),
+        byte_start: number("bs"),
+        byte_end: number("be"),
+        text: text("text"),
+    };
+    let vector = r.get("vector")?.as_array()?.iter().filter_map(|x| x.as_f64().map(|x| x as f32)).collect();
+    Some(MirroredChunk { row, tokens: text("tokens"), vector })
+}
