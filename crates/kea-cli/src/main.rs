@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 use kea_engine::model::ModelPaths;
 use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
 use kea_engine::settings::Settings;
+use kea_engine::team::TeamConfig;
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 
 #[derive(Parser)]
@@ -58,6 +59,13 @@ struct Cli {
     /// The vector index behind dense search: usearch (HNSW, saved) or exact (in RAM, rebuilt at start).
     #[arg(long, global = true, value_enum, default_value = "usearch", env = "KEA_VECTOR_INDEX")]
     vector_index: VectorIndexArg,
+    /// A team store shared with other Kea instances: milvus://HOST:PORT/COLLECTION
+    /// (also the settings' team store); "local" uses this machine's own index.
+    #[arg(long, global = true, value_name = "URL", env = "KEA_STORE")]
+    store: Option<String>,
+    /// This folder's namespace in the team store (default: host:folder).
+    #[arg(long, global = true, value_name = "NAME", env = "KEA_NAMESPACE")]
+    namespace: Option<String>,
     /// Seconds reading one file may take (plus 15 s per MB) before it is recorded as timed out.
     #[arg(long, global = true, value_name = "SECS", env = "KEA_FILE_TIMEOUT")]
     file_timeout: Option<f64>,
@@ -247,6 +255,14 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     if let Some(seconds) = cli.file_timeout.filter(|s| s.is_finite() && *s > 0.0) {
         config.file_budget.base = Duration::from_secs_f64(seconds);
     }
+    match cli.store.as_deref() {
+        Some("local") => config.team = None,
+        Some(url) => config.team = TeamConfig { store: url.to_string(), namespace: None }.named(),
+        None => {}
+    }
+    if let (Some(team), Some(namespace)) = (config.team.as_mut(), &cli.namespace) {
+        team.namespace = Some(namespace.clone());
+    }
     config
 }
 
@@ -397,6 +413,9 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
     println!("index:     {} ({:.1} MB)", status.data_dir.display(), status.index_bytes as f64 / 1e6);
     println!("model:     {} ({} dimensions)", status.model_id.as_deref().unwrap_or("none"), status.dim.unwrap_or(0));
     println!("documents: {}   chunks: {}   vectors: {}", status.documents.len(), status.chunks, status.vectors);
+    if let Some(team) = &status.team {
+        println!("team:      {} as “{}” ({} passages of other folders mirrored)", team.store, team.namespace, team.mirrored_chunks);
+    }
     for doc in &status.documents {
         match &doc.error {
             Some(error) => println!("  ✗ {}  — {error}", doc.path),

@@ -82,6 +82,8 @@ pub struct Settings {
     pub language: Option<String>,
     pub theme: Theme,
     pub models: ModelChoices,
+    /// A team store shared with other instances (takes effect at the next start).
+    pub team: crate::team::TeamConfig,
 }
 
 impl Settings {
@@ -118,6 +120,7 @@ impl Settings {
         }
         config.remote_embedder = m.remote_embedder.clone();
         config.reranker_id = m.reranker.clone().filter(|r| !r.is_empty());
+        config.team = self.team.clone().named();
         config
     }
 

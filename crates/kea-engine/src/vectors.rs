@@ -319,12 +319,14 @@ pub fn from_blob(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The conformance suite every [`VectorIndex`] passes (public so the
+/// integration tests run it against a server-backed index too).
+#[doc(hidden)]
+pub mod conformance {
+    use super::VectorIndex;
 
     /// Deterministic pseudo-random unit vectors (xorshift), for index tests.
-    fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    pub fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
         let mut state = seed.max(1);
         (0..n)
             .map(|_| {
@@ -342,25 +344,37 @@ mod tests {
             .collect()
     }
 
-    /// The conformance suite every [`VectorBackend`] passes.
-    fn conformance(backend: VectorBackend) {
+    /// Runs the suite on an empty 8-dimensional index named `name`.
+    pub fn check(name: &str, mut index: Box<dyn VectorIndex>) {
         let data = vectors(40, 8, 11);
-        let mut index = backend.empty(8).unwrap();
-        assert!(index.is_empty() && index.dim() == 8);
-        assert!(index.search(&data[0], 5).unwrap().is_empty(), "{backend:?}: an empty index finds nothing");
+        assert!(index.is_empty() && index.dim() == 8, "{name}: starts empty");
+        assert!(index.search(&data[0], 5).unwrap().is_empty(), "{name}: an empty index finds nothing");
         for (i, v) in data.iter().enumerate() {
             index.upsert(i as u64 + 1, v).unwrap();
         }
-        assert_eq!(index.len(), 40);
+        assert_eq!(index.len(), 40, "{name}");
         let hits = index.search(&data[6], 3).unwrap();
-        assert_eq!(hits[0].0, 7, "{backend:?}: a stored vector is its own nearest neighbour");
-        assert!((hits[0].1 - 1.0).abs() < 1e-4 && hits.windows(2).all(|w| w[0].1 >= w[1].1), "{backend:?}: {hits:?}");
+        assert_eq!(hits[0].0, 7, "{name}: a stored vector is its own nearest neighbour");
+        assert!((hits[0].1 - 1.0).abs() < 1e-4 && hits.windows(2).all(|w| w[0].1 >= w[1].1), "{name}: {hits:?}");
         index.upsert(7, &data[0]).unwrap();
-        assert_eq!(index.len(), 40, "{backend:?}: upsert replaces");
-        assert_ne!(index.search(&data[6], 1).unwrap()[0].0, 7, "{backend:?}: the old vector is gone");
+        assert_eq!(index.len(), 40, "{name}: upsert replaces");
+        assert_ne!(index.search(&data[6], 1).unwrap()[0].0, 7, "{name}: the old vector is gone");
         index.remove(7).unwrap();
-        assert!(!index.contains(7) && index.len() == 39);
-        assert!(index.upsert(99, &[1.0; 3]).is_err(), "{backend:?}: a wrong dimension is refused");
+        assert!(!index.contains(7) && index.len() == 39, "{name}: remove");
+        assert!(index.search(&data[6], 40).unwrap().iter().all(|h| h.0 != 7), "{name}: a removed vector is not found");
+        assert!(index.upsert(99, &[1.0; 3]).is_err(), "{name}: a wrong dimension is refused");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::conformance::{check, vectors};
+
+    /// The persisted part of the suite: build, save, load what was saved.
+    fn build_save_load(backend: VectorBackend) {
+        let data = vectors(40, 8, 11);
         let pairs: Vec<(u64, Vec<f32>)> = data.iter().cloned().enumerate().map(|(i, v)| (i as u64 + 1, v)).collect();
         let built = backend.build(8, &pairs).unwrap();
         assert_eq!((built.len(), built.search(&data[3], 1).unwrap()[0].0), (40, 4), "{backend:?}: build");
@@ -372,10 +386,14 @@ mod tests {
         }
     }
 
+    /// The team store's Milvus index passes the same [`check`] in
+    /// `tests/integration/team.rs` (it needs a server).
     #[test]
     fn every_backend_passes_the_conformance_suite() {
-        conformance(VectorBackend::Usearch);
-        conformance(VectorBackend::Exact);
+        for backend in [VectorBackend::Usearch, VectorBackend::Exact] {
+            check(&format!("{backend:?}"), backend.empty(8).unwrap());
+            build_save_load(backend);
+        }
     }
 
     #[test]

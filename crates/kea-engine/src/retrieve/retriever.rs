@@ -7,9 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
+use super::passages::Passages;
 use super::{context, prepare_query, query_language, stages, text_language, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
-use super::passages::Passages;
 use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
 

@@ -34,8 +34,8 @@ fn replace_swaps_chunks_and_bumps_generation() {
     let second = store.apply(&[replace("a.md", vec![chunk(0, "nuts", 0.3)])]).unwrap();
     let mut removed = second.removed.clone();
     removed.sort();
-    assert_eq!(removed, first.added.iter().map(|a| a.0).collect::<Vec<_>>());
-    assert!(second.added[0].0 > first.added[1].0, "chunk ids are never reused");
+    assert_eq!(removed, first.added.iter().map(|a| a.id).collect::<Vec<_>>());
+    assert!(second.added[0].id > first.added[1].id, "chunk ids are never reused");
     assert_eq!(store.generation().unwrap(), generation + 1);
     let docs = store.documents().unwrap();
     assert_eq!((docs.len(), docs[0].chunk_count, docs[0].status), (1, 1, DocStatus::Indexed));

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -18,9 +17,6 @@ use crate::vectors::{AddedVector, ChunkRow, VectorDelta, VectorIndex, VectorStam
 
 /// Rows sent per insert request.
 const INSERT_BATCH: usize = 256;
-/// Milvus reads are eventually consistent (about a second here): a write
-/// waits until it can be read back, at most this long.
-const VISIBLE_WITHIN: Duration = Duration::from_secs(20);
 
 /// This namespace's rows in Milvus, by local chunk id.
 pub(crate) struct OwnRows {
@@ -75,6 +71,9 @@ impl Team {
     /// the added ones, and publishes a new version; waits until it reads back.
     /// On failure the rows are marked unknown (listed again before the next write).
     pub(crate) fn write(&self, delta: &VectorDelta) -> Result<()> {
+        if let Some(big) = delta.added.iter().find(|a| a.id >= 1 << super::TAG_SHIFT) {
+            return Err(Error::VectorIndex(format!("chunk id {} is beyond what a team id holds (2^{})", big.id, super::TAG_SHIFT)));
+        }
         if let Some(bad) = delta.added.iter().find(|a| a.vector.len() != self.dim) {
             return Err(Error::VectorIndex(format!("vector has {} dimensions, the team collection has {}", bad.vector.len(), self.dim)));
         }
@@ -105,14 +104,14 @@ impl Team {
                 own.keys.insert(*id, vec![*key]);
             }
         }
-        self.wait_visible(inserted.last().map(|k| k.1), stale.last().copied())?;
+        self.milvus.wait_visible(collection, inserted.last().map(|k| k.1), stale.last().copied())?;
         Registry::open(&self.milvus, collection)?.publish(&self.namespace, self.tag, &self.model_id)
     }
 
     /// Deletes rows by key (duplicates or rows of chunks the store no longer has).
     pub(crate) fn delete_keys(&self, keys: &[u64]) -> Result<()> {
         self.milvus.delete(&self.store.collection, keys)?;
-        self.wait_visible(None, keys.last().copied())
+        self.milvus.wait_visible(&self.store.collection, None, keys.last().copied())
     }
 
     /// One Milvus row: the vector, the namespace and ids, and the passage.
@@ -123,24 +122,6 @@ impl Team {
             "src": r.source, "title": r.title, "ci": r.chunk_index, "tc": r.total_chunks, "head": r.heading_path,
             "page": r.page, "bs": r.byte_start, "be": r.byte_end, "text": r.text, "tokens": added.tokens,
         })
-    }
-
-    /// Waits until a key written can be read and one deleted cannot.
-    fn wait_visible(&self, present: Option<u64>, absent: Option<u64>) -> Result<()> {
-        let started = Instant::now();
-        let collection = &self.store.collection;
-        loop {
-            let seen = |key: u64| -> Result<bool> { Ok(!self.milvus.query(collection, &format!("id == {key}"), &["cid"], 1)?.is_empty()) };
-            let present_ok = present.map_or(Ok(true), seen)?;
-            let absent_ok = absent.map_or(Ok(true), |k| seen(k).map(|s| !s))?;
-            if present_ok && absent_ok {
-                return Ok(());
-            }
-            if started.elapsed() > VISIBLE_WITHIN {
-                return Err(Error::VectorIndex(format!("Milvus at {} did not show a write within {} s", self.milvus.address(), VISIBLE_WITHIN.as_secs())));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
 
     /// Nearest rows of every namespace: own ones by local id, others by team id.

@@ -17,6 +17,9 @@ use crate::error::{Error, Result};
 
 /// Milvus returns at most this many rows per query (offset + limit).
 const QUERY_WINDOW: usize = 16_384;
+/// Milvus reads are eventually consistent (REST v1 has no strong reads;
+/// about a second here): a write waits until it reads back, at most this long.
+const VISIBLE_WITHIN: Duration = Duration::from_secs(20);
 
 /// One Milvus server, by address (`host:port`).
 pub struct Milvus {
@@ -149,6 +152,25 @@ impl Milvus {
     pub fn search(&self, collection: &str, vector: &[f32], limit: usize, fields: &[&str]) -> Result<Vec<Value>> {
         let body = json!({"collectionName": collection, "vector": vector, "limit": limit.clamp(1, QUERY_WINDOW), "outputFields": fields});
         Ok(self.post("search", &body)?.as_array().cloned().unwrap_or_default())
+    }
+}
+
+impl Milvus {
+    /// Waits until a row written (by key) can be read and one deleted cannot.
+    pub fn wait_visible(&self, collection: &str, present: Option<u64>, absent: Option<u64>) -> Result<()> {
+        let started = std::time::Instant::now();
+        let seen = |key: u64| -> Result<bool> { Ok(!self.query(collection, &format!("id == {key}"), &["id"], 1)?.is_empty()) };
+        loop {
+            let present_ok = present.map_or(Ok(true), seen)?;
+            let absent_ok = absent.map_or(Ok(true), |k| seen(k).map(|s| !s))?;
+            if present_ok && absent_ok {
+                return Ok(());
+            }
+            if started.elapsed() > VISIBLE_WITHIN {
+                return Err(Error::VectorIndex(format!("Milvus at {} did not show a write within {} s", self.address, VISIBLE_WITHIN.as_secs())));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 

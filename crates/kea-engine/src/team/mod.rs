@@ -4,7 +4,7 @@
 //! Each instance indexes its own folder as before (SQLite stays its own
 //! truth and its chat history stays local) and writes every chunk —
 //! vector, text, heading, page, full-text tokens — into the collection
-//! under its folder's **namespace**, with a team id `tag << 40 | chunk id`
+//! under its folder's **namespace**, with a team id `tag << 32 | chunk id`
 //! ([`team_id`]). Writes go to Milvus before the local commit, so a lost
 //! server leaves nothing half-committed; a namespace whose local and remote
 //! rows disagree is reconciled before the next sync.
@@ -33,14 +33,15 @@ use crate::error::{Error, Result};
 use crate::retrieve::Passages;
 use crate::store::{ChunkRow, Store};
 
-/// Team ids put the namespace's tag above the 40 bits of a local chunk id.
-pub const TAG_SHIFT: u32 = 40;
-/// A namespace's tag is below this (team ids stay below 2^63).
-const TAG_LIMIT: u64 = 1 << 23;
+/// Team ids put the namespace's tag above the 32 bits of a local chunk id.
+pub const TAG_SHIFT: u32 = 32;
+/// A namespace's tag is below this: team ids stay below 2^52, because
+/// Milvus keeps the numbers of a row's dynamic fields as doubles.
+const TAG_LIMIT: u64 = 1 << 20;
 /// How often a search looks for what other instances changed.
 const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// How long one request to the server may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The id a chunk has in the team collection.
 pub fn team_id(tag: u64, chunk_id: u64) -> u64 {
@@ -81,12 +82,21 @@ impl std::fmt::Display for TeamAddress {
     }
 }
 
-/// How this instance joins a team store.
-#[derive(Debug, Clone)]
+/// How this instance joins a team store (the settings' `team`, or `--store`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TeamConfig {
-    pub store: TeamAddress,
+    /// `milvus://HOST:PORT/COLLECTION`; empty: no team store.
+    pub store: String,
     /// This folder's namespace; by default the host name and the folder's name.
     pub namespace: Option<String>,
+}
+
+impl TeamConfig {
+    /// `None` when no store is named.
+    pub fn named(self) -> Option<TeamConfig> {
+        Some(self).filter(|t| !t.store.trim().is_empty())
+    }
 }
 
 /// The default namespace of a knowledge folder: `host:folder`.
@@ -118,24 +128,24 @@ impl Team {
     /// checks this instance may write to it (same model and dimension, a
     /// namespace of its own).
     pub fn open(config: &TeamConfig, knowledge_dir: &Path, data_dir: &Path, model_id: &str, dim: usize) -> Result<Arc<Team>> {
-        let milvus = Milvus::connect(&config.store.address, REQUEST_TIMEOUT)?;
-        let namespace = config.namespace.clone().unwrap_or_else(|| default_namespace(knowledge_dir));
-        let registry = registry::Registry::open(&milvus, &config.store.collection)?;
+        let store = TeamAddress::parse(config.store.trim())?;
+        let milvus = Milvus::connect(&store.address, REQUEST_TIMEOUT)?;
+        let namespace = config.namespace.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| default_namespace(knowledge_dir));
+        let registry = registry::Registry::open(&milvus, &store.collection)?;
         let tag = registry.claim(&namespace, model_id)?;
-        match milvus.dimension(&config.store.collection)? {
-            None => milvus.create_collection(&config.store.collection, dim)?,
+        match milvus.dimension(&store.collection)? {
+            None => milvus.create_collection(&store.collection, dim)?,
             Some(d) if d != dim => {
                 return Err(Error::InvalidInput(format!(
-                    "the team collection {} holds {d}-dimensional vectors; this index's model {model_id} makes {dim}",
-                    config.store
+                    "the team collection {store} holds {d}-dimensional vectors; this index's model {model_id} makes {dim}"
                 )))
             }
             Some(_) => {}
         }
-        let mirror = Store::open(&data_dir.join(format!("team-{}.sqlite3", config.store.collection)))?;
+        let mirror = Store::open(&data_dir.join(format!("team-{}.sqlite3", store.collection)))?;
         let team = Team {
             milvus,
-            store: config.store.clone(),
+            store,
             namespace,
             tag,
             model_id: model_id.to_string(),
@@ -273,6 +283,6 @@ mod tests {
     fn team_ids_keep_the_local_id_below_the_tag() {
         let id = team_id(5, 1234);
         assert_eq!((id >> TAG_SHIFT, id & ((1 << TAG_SHIFT) - 1)), (5, 1234));
-        assert!(team_id(TAG_LIMIT - 1, (1 << TAG_SHIFT) - 1) < 1 << 63);
+        assert!(team_id(TAG_LIMIT - 1, (1 << TAG_SHIFT) - 1) < 1 << 53, "exact as a double");
     }
 }

@@ -75,9 +75,11 @@ impl<'a> Registry<'a> {
 
     /// Records a new version of the namespace (after each write).
     pub fn publish(&self, namespace: &str, tag: u64, model: &str) -> Result<()> {
-        let version = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        // Microseconds: exact as the double Milvus keeps a dynamic number in.
+        let version = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
         let row = json!({"vector": [1.0, 0.0], "ns": namespace, "tag": tag, "model": model, "version": version});
         let key = self.milvus.insert(&self.name, &[row])?[0];
+        self.milvus.wait_visible(&self.name, Some(key), None)?;
         let older: Vec<u64> = self
             .milvus
             .query_all(&self.name, &format!("ns == {}", quoted(namespace)), &[])?

@@ -60,8 +60,7 @@ pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
 /// Pulls what the other namespaces changed into the mirror, and drops the
 /// namespaces no longer registered.
 pub fn pull_others(team: &Team) -> Result<()> {
-    let sources: Vec<Source> =
-        Registry::open(&team.milvus, &team.store.collection)?.sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
+    let sources: Vec<Source> = Registry::open(&team.milvus, &team.store.collection)?.sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
     let state: String = sources.iter().map(|s| format!("{}={}", s.tag, s.version)).collect::<Vec<_>>().join(",");
     if team.mirror().meta(PULLED)?.as_deref() == Some(state.as_str()) {
         return Ok(());

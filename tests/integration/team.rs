@@ -1,0 +1,182 @@
+//! Team mode against a real Milvus standalone server (PyPI `milvus` 2.3.5,
+//! `$KEA_MILVUS_SERVER`, installed by `make test`), started on a loopback
+//! port and stopped by the test: the Milvus index passes the vector
+//! conformance suite; two instances indexing different folders into one
+//! collection search each other's passages (dense in Milvus, BM25 over the
+//! mirror) without clobbering each other; a removed file disappears for
+//! both; a server that hangs mid-ingest times out, commits nothing locally
+//! and the next run resumes; one that is down is a clear error.
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kea_engine::team::{MilvusIndex, Team, TeamConfig};
+use kea_engine::{CancelToken, Engine, EngineConfig};
+use serde_json::Value;
+
+use super::util::{copy_dir, repo_root, Sandbox};
+
+/// `milvus-server` (a Python launcher with Milvus and etcd as children) in
+/// its own process group, with its proxy on a free loopback port.
+struct MilvusServer {
+    child: Child,
+    port: u16,
+}
+
+impl MilvusServer {
+    fn start(data: &Path, port: u16) -> MilvusServer {
+        let binary = std::env::var_os("KEA_MILVUS_SERVER").expect("set KEA_MILVUS_SERVER (make test installs the milvus package)");
+        // Milvus standalone's embedded etcd and coordinators use fixed ports.
+        assert!(std::net::TcpStream::connect(("127.0.0.1", 2379)).is_err(), "port 2379 is taken: another Milvus (or etcd) is running");
+        let log = data.with_extension("log");
+        let out = std::fs::File::create(&log).unwrap();
+        let child = std::os::unix::process::CommandExt::process_group(&mut Command::new(binary), 0)
+            .arg("--data")
+            .arg(data)
+            .args(["--proxy-port", &port.to_string()])
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("milvus-server starts");
+        let server = MilvusServer { child, port };
+        let started = Instant::now();
+        let url = format!("http://127.0.0.1:{port}/v1/vector/collections");
+        while ureq_get(&url).is_none() {
+            let tail = || {
+                let text =
+                    std::fs::read_to_string(data.join("logs/milvus-stderr.log")).unwrap_or_default() + &std::fs::read_to_string(&log).unwrap_or_default();
+                text.lines().rev().take(25).collect::<Vec<_>>().join("\n")
+            };
+            assert!(started.elapsed() < Duration::from_secs(180), "Milvus did not answer on port {port} within 180 s:\n{}", tail());
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        server
+    }
+
+    fn url(&self, collection: &str) -> String {
+        format!("milvus://127.0.0.1:{}/{collection}", self.port)
+    }
+
+    /// Sends a signal to the server's processes (`-STOP` makes it hang, `-CONT` resumes it).
+    fn signal(&self, signal: &str) {
+        assert!(Command::new("kill").args([signal, "--", &format!("-{}", self.child.id())]).status().unwrap().success());
+    }
+
+    fn stop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // The launcher exits at once; Milvus itself shuts down slowly.
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.child.wait();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", 2379)).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for MilvusServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn ureq_get(url: &str) -> Option<String> {
+    let out = Command::new("curl").args(["-sf", "--max-time", "2", url]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned()).filter(|b| b.contains("\"code\":200"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `kea --store URL --namespace NS ARGS --json` in a sandbox.
+fn team_json(sandbox: &Sandbox, url: &str, namespace: &str, args: &[&str]) -> Value {
+    sandbox.json(&[&["--store", url, "--namespace", namespace][..], args].concat())
+}
+
+fn sources(sandbox: &Sandbox, url: &str, namespace: &str, query: &str, mode: &str) -> Vec<String> {
+    let hits = team_json(sandbox, url, namespace, &["search", query, "--mode", mode, "--top-k", "3", "--json"]);
+    hits.as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()
+}
+
+/// The in-process engine of a sandbox in team mode.
+fn open_engine(sandbox: &Sandbox, url: &str, namespace: &str) -> kea_engine::Result<Engine> {
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some(namespace.to_string()) });
+    Engine::open(config)
+}
+
+#[test]
+fn a_team_shares_one_milvus_collection() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MilvusServer::start(&dir.path().join("milvus"), free_port());
+
+    // The seam: the Milvus index passes the suite every vector index passes.
+    let suite = Team::open(&TeamConfig { store: server.url("conformance"), namespace: Some("suite".into()) }, dir.path(), dir.path(), "m", 8).unwrap();
+    kea_engine::vectors::conformance::check("milvus", Box::new(MilvusIndex::new(Arc::clone(&suite))));
+
+    let url = server.url("team_kb");
+    let alpha = Sandbox::empty();
+    copy_dir(&repo_root().join("knowledge/parrots"), &alpha.path("parrots"));
+    std::fs::create_dir_all(alpha.path("鹦鹉")).unwrap();
+    std::fs::copy(repo_root().join("knowledge/鹦鹉/虎皮鹦鹉.md"), alpha.path("鹦鹉/虎皮鹦鹉.md")).unwrap();
+    let beta = Sandbox::empty();
+    std::fs::create_dir_all(beta.path("clinic")).unwrap();
+    let autoclave = "# Autoclave\n\nSurgical instruments are sterilised in the autoclave at 134 °C for 18 minutes, then dried on the rack.\n";
+    std::fs::write(beta.path("clinic/autoclave.md"), autoclave).unwrap();
+
+    team_json(&alpha, &url, "alpha", &["index", "--json"]);
+    team_json(&beta, &url, "beta", &["index", "--json"]);
+    let (alpha_status, beta_status) = (team_json(&alpha, &url, "alpha", &["status", "--json"]), team_json(&beta, &url, "beta", &["status", "--json"]));
+    let alpha_chunks = alpha_status["chunks"].as_u64().unwrap();
+    assert_eq!(alpha_status["vectors"], alpha_status["chunks"], "alpha's rows are intact after beta wrote: {alpha_status}");
+    assert_eq!(beta_status["team"]["mirrored_chunks"].as_u64(), Some(alpha_chunks), "{beta_status}");
+    assert_eq!(alpha_status["integrity_problems"], serde_json::json!([]), "{alpha_status}");
+
+    // Each finds the other's passages: dense search in Milvus, BM25 over the mirror (en and zh).
+    assert_eq!(sources(&beta, &url, "beta", "Which parrot feeds on nectar with a brush-tipped tongue?", "dense")[0], "alpha/parrots/rainbow-lorikeet.md");
+    assert_eq!(sources(&beta, &url, "beta", "lorikeet nectar", "fts")[0], "alpha/parrots/rainbow-lorikeet.md");
+    assert_eq!(sources(&beta, &url, "beta", "虎皮鹦鹉", "fts")[0], "alpha/鹦鹉/虎皮鹦鹉.md");
+    assert_eq!(sources(&alpha, &url, "alpha", "How long are surgical instruments sterilised?", "hybrid")[0], "beta/clinic/autoclave.md");
+
+    // A removed file disappears for both.
+    team_json(&alpha, &url, "alpha", &["remove", "parrots/rainbow-lorikeet.md", "--json"]);
+    let after = sources(&beta, &url, "beta", "lorikeet nectar", "hybrid");
+    assert!(after.iter().all(|s| !s.contains("rainbow-lorikeet")), "{after:?}");
+
+    // Lost mid-ingest (the server stops answering; the request times out):
+    // nothing is committed locally, and the next run resumes.
+    let engine = open_engine(&beta, &url, "beta").unwrap();
+    std::fs::write(beta.path("clinic/scalpels.md"), "# Scalpels\n\nScalpel blades are single-use and go into the yellow sharps bin.\n").unwrap();
+    server.signal("-STOP");
+    let lost = engine.sync(&(), &CancelToken::new()).unwrap_err().to_string();
+    server.signal("-CONT");
+    assert!(lost.contains(&format!("127.0.0.1:{}", server.port)), "{lost}");
+    let documents = |engine: &Engine| -> Vec<String> { engine.status().unwrap().documents.iter().map(|d| d.path.clone()).collect() };
+    assert_eq!(documents(&engine), ["clinic/autoclave.md"], "the lost write left nothing committed locally");
+    // Resumed, Milvus takes a while to take its node back ("leader not available").
+    let started = Instant::now();
+    while let Err(e) = engine.sync(&(), &CancelToken::new()) {
+        assert!(started.elapsed() < Duration::from_secs(120), "the next run did not resume: {e}");
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    assert_eq!(documents(&engine), ["clinic/autoclave.md", "clinic/scalpels.md"]);
+    drop(engine);
+    assert_eq!(sources(&alpha, &url, "alpha", "Where do used scalpel blades go?", "hybrid")[0], "beta/clinic/scalpels.md");
+    assert_eq!(beta.json(&["--store", &url, "--namespace", "beta", "status", "--json"])["vectors"], 2, "no duplicate or lost rows");
+
+    // Down at start: a clear error naming the address.
+    let nowhere = format!("127.0.0.1:{}", free_port());
+    let down = beta.run(&["--store", &format!("milvus://{nowhere}/team_kb"), "status", "--json"]);
+    let message = String::from_utf8_lossy(&down.stderr);
+    assert!(!down.status.success() && message.contains(&nowhere) && message.contains("cannot be reached"), "{message}");
+    drop(server);
+}
