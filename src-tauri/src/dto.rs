@@ -89,6 +89,16 @@ pub struct StatusDto {
     pub chunks: usize,
     #[ts(type = "number")]
     pub index_bytes: u64,
+    /// The team store the index is shared through, if any.
+    pub team: Option<TeamDto>,
+}
+
+/// A shared index: where, under which namespace, how many passages of others.
+#[derive(Debug, Serialize, TS)]
+pub struct TeamDto {
+    pub store: String,
+    pub namespace: String,
+    pub mirrored_chunks: usize,
 }
 
 impl From<Status> for StatusDto {
@@ -99,6 +109,7 @@ impl From<Status> for StatusDto {
             documents: s.documents.into_iter().map(DocumentDto::from).collect(),
             chunks: s.chunks,
             index_bytes: s.index_bytes,
+            team: s.team.map(|t| TeamDto { store: t.store, namespace: t.namespace, mirrored_chunks: t.mirrored_chunks }),
         }
     }
 }
@@ -668,6 +679,10 @@ pub struct SettingsDto {
     #[serde(default)]
     pub api_key_set: bool,
     pub models_dir: Option<String>,
+    /// `milvus://HOST:PORT/COLLECTION`: a team store (used at next start).
+    pub team_store: Option<String>,
+    /// This folder's namespace in the team store (default: host:folder).
+    pub team_namespace: Option<String>,
     pub rerank: bool,
     pub mmr: bool,
     pub mmr_lambda: f32,
@@ -694,6 +709,8 @@ impl From<&Settings> for SettingsDto {
             api_key: None,
             api_key_set: s.llm.api_key.as_deref().is_some_and(|k| !k.is_empty()),
             models_dir: shown(&s.models_dir),
+            team_store: Some(s.team.store.clone()).filter(|t| !t.is_empty()),
+            team_namespace: s.team.namespace.clone(),
             rerank: s.retrieval.rerank,
             mmr: s.retrieval.mmr,
             mmr_lambda: s.retrieval.mmr_lambda,
@@ -818,6 +835,7 @@ impl SettingsDto {
             },
         };
         next.models_dir = path(self.models_dir);
+        next.team = kea_engine::team::TeamConfig { store: text(self.team_store).unwrap_or_default(), namespace: text(self.team_namespace) };
         next.retrieval.rerank = self.rerank;
         next.retrieval.mmr = self.mmr;
         next.retrieval.mmr_lambda = self.mmr_lambda;
@@ -842,6 +860,7 @@ fn typescript_contract() -> String {
         DocumentState::decl(),
         DocumentDto::decl(),
         StatusDto::decl(),
+        TeamDto::decl(),
         ProgressDto::decl(),
         CitationDto::decl(),
         RouteDto::decl(),

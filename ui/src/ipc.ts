@@ -6,7 +6,12 @@ export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "doc
 export type ErrorDto = { kind: ErrorKind, message: string, };
 export type DocumentState = "indexed" | "error";
 export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
-export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, };
+export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
+/**
+ * The team store the index is shared through, if any.
+ */
+team: TeamDto | null, };
+export type TeamDto = { store: string, namespace: string, mirrored_chunks: number, };
 export type ProgressDto = { "type": "started", files_to_index: number, } | { "type": "file_done", path: string, error: string | null, files_done: number, files_total: number, } | { "type": "finished", documents: number, chunks: number, embedded: number, errors: number, };
 export type CitationDto = { id: string, source: string, heading_path: string, page: number | null, chunk_id: number, 
 /**
@@ -69,7 +74,15 @@ export type SettingsDto = { provider: ProviderDto, gguf: string | null, base_url
 /**
  * Sent only when typed: `""` clears the key, absent keeps it.
  */
-api_key?: string, api_key_set: boolean, models_dir: string | null, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
+api_key?: string, api_key_set: boolean, models_dir: string | null, 
+/**
+ * `milvus://HOST:PORT/COLLECTION`: a team store (used at next start).
+ */
+team_store: string | null, 
+/**
+ * This folder's namespace in the team store (default: host:folder).
+ */
+team_namespace: string | null, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
 /**
  * The interface language; none follows the system.
  */

@@ -43,6 +43,10 @@ export async function refreshStatus() {
     $("engine-state").title = status.knowledge_dir;
     $("knowledge-summary").textContent = t("knowledge.summary", { docs: status.documents.length, chunks: status.chunks, size: formatBytes(status.index_bytes) });
     $("knowledge-summary").title = status.knowledge_dir;
+    if (status.team) {
+      const team = t("knowledge.team", { store: status.team.store, namespace: status.team.namespace, mirrored: status.team.mirrored_chunks });
+      $("knowledge-summary").textContent += ` · ${team}`;
+    }
     const list = $("documents");
     list.replaceChildren();
     if (status.documents.length === 0) list.append(el("li", t("knowledge.drop"), "muted empty"));

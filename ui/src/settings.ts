@@ -7,7 +7,7 @@ import { applyTranslations, pickLanguage, setLanguage, t, type Language } from "
 
 let current: SettingsDto | null = null;
 
-const TEXT_FIELDS = ["gguf", "base_url", "model", "models_dir"] as const;
+const TEXT_FIELDS = ["gguf", "base_url", "model", "models_dir", "team_store", "team_namespace"] as const;
 const FLAGS = ["rerank", "mmr", "filter", "llm_rerank", "summary", "query_expansion"] as const;
 const NUMBERS = ["mmr_lambda", "min_score"] as const;
 

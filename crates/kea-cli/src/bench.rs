@@ -82,6 +82,11 @@ pub enum BenchCommand {
         /// Queries to time.
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// A team store to benchmark instead of usearch (an empty collection,
+        /// e.g. milvus://127.0.0.1:19530/bench): upload, queries, and a second
+        /// instance joining it.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -96,7 +101,7 @@ pub fn run(
     let (figures, json) = match command {
         BenchCommand::Ingest { docs, json } => (serde_json::to_value(ingest(*docs, paths, model, remote)?)?, *json),
         BenchCommand::Corpus { files, scanned_every, scans, json } => (serde_json::to_value(corpus_bench::run(*files, *scanned_every, scans, paths)?)?, *json),
-        BenchCommand::Query { chunks, queries, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, paths)?)?, *json),
+        BenchCommand::Query { chunks, queries, store, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, store.as_deref(), paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
         BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
         BenchCommand::Storm { files, seconds, json } => (serde_json::to_value(storm_bench::run(*files, *seconds, paths)?)?, *json),

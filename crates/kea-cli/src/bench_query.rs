@@ -2,12 +2,16 @@
 //! store (Zipf-distributed generated words for BM25, random unit vectors for
 //! the vector part: embedding 100k real chunks would take hours here), then
 //! times the full pipeline without rerank (real query embedding included)
-//! and the rerank stage on 20 candidates with the fixture reranker.
+//! and the rerank stage on 20 candidates with the fixture reranker. With
+//! `--store milvus://…` the same index is uploaded to a team store, queried
+//! there, and joined by a second instance (which pulls the passages).
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use kea_engine::model::ModelPaths;
 use kea_engine::store::{DocChange, FileFacts, NewChunk, Store};
+use kea_engine::team::TeamConfig;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 
 use super::{peak_rss_mb, percentile};
@@ -21,10 +25,25 @@ pub struct QueryFigures {
     p50_ms: f64,
     p99_ms: f64,
     /// Median time of each stage (query embedding is inside `dense`).
-    stage_p50_ms: std::collections::BTreeMap<&'static str, f64>,
+    stage_p50_ms: BTreeMap<&'static str, f64>,
     rerank_model: Option<String>,
     rerank20_p50_ms: Option<f64>,
     peak_rss_mb: f64,
+    /// With a team store: the first instance's upload and the second one's join.
+    team: Option<TeamFigures>,
+}
+
+#[derive(serde::Serialize)]
+pub struct TeamFigures {
+    store: String,
+    /// Opening the first instance: every chunk uploaded to the store.
+    upload_ms: u64,
+    upload_chunks_per_s: f64,
+    /// A second instance (another data folder, empty knowledge folder) joining:
+    /// it pulls every passage into its mirror.
+    second_open_ms: u64,
+    second_p50_ms: f64,
+    second_p99_ms: f64,
 }
 
 /// A deterministic xorshift generator.
@@ -73,7 +92,7 @@ fn random_unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
 
 // A benchmark script: set-up, then each timed phase in order, read top to bottom.
 #[allow(clippy::too_many_lines)]
-pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<QueryFigures> {
+pub fn run(chunks: usize, queries: usize, store: Option<&str>, paths: Option<ModelPaths>) -> anyhow::Result<QueryFigures> {
     let tmp = tempfile::tempdir()?;
     let knowledge = tmp.path().join("knowledge");
     std::fs::create_dir_all(&knowledge)?;
@@ -116,31 +135,17 @@ pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::
             store.apply(&[DocChange::Replace { file, content_hash: doc.to_string(), title: None, front_matter: "{}".into(), chunks: new_chunks }])?;
         }
     }
-    // Opening builds the usearch index from the stored vectors.
+    // Opening builds the usearch index from the stored vectors (or uploads them to the team store).
+    let second_config = store.map(|url| team_instance(&config, url, tmp.path()));
+    if let Some(url) = store {
+        config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-first".into()) });
+    }
+    let opening = Instant::now();
     let engine = Engine::open(config)?;
+    let upload_ms = opening.elapsed().as_millis() as u64;
     let build_ms = started.elapsed().as_millis() as u64;
 
-    let no_rerank = RetrievalConfig { rerank: false, filter: false, ..Default::default() };
-    engine.retrieve("warm up the model", &no_rerank)?;
-    let mut times = Vec::with_capacity(queries);
-    let mut stages: std::collections::BTreeMap<&'static str, Vec<f64>> = Default::default();
-    for _ in 0..queries {
-        let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
-        let t = Instant::now();
-        let trace = engine.retrieve(&query.join(" "), &no_rerank)?.trace;
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-        for stage in trace.stages {
-            stages.entry(stage.stage).or_default().push(stage.ms);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    let stage_p50_ms = stages
-        .into_iter()
-        .map(|(name, mut ms)| {
-            ms.sort_by(f64::total_cmp);
-            (name, percentile(&ms, 0.5))
-        })
-        .collect();
+    let (times, stage_p50_ms) = time_queries(&engine, &mut rng, &words, queries)?;
 
     let rerank20_p50_ms = match &reranker {
         None => None,
@@ -170,5 +175,59 @@ pub fn run(chunks: usize, queries: usize, paths: Option<ModelPaths>) -> anyhow::
         rerank_model: reranker,
         rerank20_p50_ms,
         peak_rss_mb: peak_rss_mb()?,
+        team: match (store, second_config) {
+            (Some(url), Some(second)) => {
+                let opening = Instant::now();
+                let engine = Engine::open(second)?;
+                let second_open_ms = opening.elapsed().as_millis() as u64;
+                let (second_times, _) = time_queries(&engine, &mut rng, &words, queries)?;
+                Some(TeamFigures {
+                    store: url.to_string(),
+                    upload_ms,
+                    upload_chunks_per_s: super::round(chunks as f64 / (upload_ms.max(1) as f64 / 1000.0)),
+                    second_open_ms,
+                    second_p50_ms: percentile(&second_times, 0.5),
+                    second_p99_ms: percentile(&second_times, 0.99),
+                })
+            }
+            _ => None,
+        },
     })
+}
+
+/// A second instance of the team: its own data and (empty) knowledge folder.
+fn team_instance(first: &EngineConfig, url: &str, root: &std::path::Path) -> EngineConfig {
+    let knowledge = root.join("second-knowledge");
+    let _ = std::fs::create_dir_all(&knowledge);
+    let mut config = EngineConfig::new(&knowledge, root.join("second-data"));
+    config.model_paths = first.model_paths.clone();
+    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-second".into()) });
+    config
+}
+
+/// Times `queries` retrievals without rerank (after one warm-up): sorted
+/// times and each stage's median.
+fn time_queries(engine: &Engine, rng: &mut Rng, words: &[String], queries: usize) -> anyhow::Result<(Vec<f64>, BTreeMap<&'static str, f64>)> {
+    let no_rerank = RetrievalConfig { rerank: false, filter: false, ..Default::default() };
+    engine.retrieve("warm up the model", &no_rerank)?;
+    let mut times = Vec::with_capacity(queries);
+    let mut stages: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    for _ in 0..queries {
+        let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
+        let t = Instant::now();
+        let trace = engine.retrieve(&query.join(" "), &no_rerank)?.trace;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        for stage in trace.stages {
+            stages.entry(stage.stage).or_default().push(stage.ms);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let medians = stages
+        .into_iter()
+        .map(|(name, mut ms)| {
+            ms.sort_by(f64::total_cmp);
+            (name, percentile(&ms, 0.5))
+        })
+        .collect();
+    Ok((times, medians))
 }

@@ -350,11 +350,15 @@ impl Engine {
     /// The retrieval pipeline over this engine's store (and team mirror),
     /// vectors and models.
     pub fn retriever(&self) -> Retriever<'_> {
-        let passages: Box<dyn Passages + '_> = match &self.team {
+        Retriever::new(self.passages(), &self.vectors, self)
+    }
+
+    /// Where passages are read: the store, plus the team mirror when shared.
+    fn passages(&self) -> Box<dyn Passages + '_> {
+        match &self.team {
             Some(team) => Box::new(TeamPassages { local: &self.store, team }),
             None => Box::new(LocalPassages(&self.store)),
-        };
-        Retriever::new(passages, &self.vectors, self)
+        }
     }
 
     /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]).
@@ -539,7 +543,7 @@ impl Engine {
 
     /// Chunks by id (for showing a cited passage or a trace).
     pub fn chunk_rows(&self, ids: &[u64]) -> Result<Vec<crate::store::ChunkRow>> {
-        self.store().chunks_by_ids(ids)
+        self.passages().chunks_by_ids(ids)
     }
 
     pub fn knowledge_dir(&self) -> &Path {

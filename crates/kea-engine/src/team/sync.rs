@@ -14,8 +14,10 @@ use crate::error::Result;
 use crate::store::{fts_tokens, MirroredChunk, Store};
 use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
 
-/// Rows fetched per query when pulling or uploading.
+/// Rows fetched per query when pulling.
 const PAGE: usize = 256;
+/// Chunks uploaded per write when reconciling (each write waits until it reads back).
+const UPLOAD_BATCH: usize = 2048;
 /// Mirror meta key: the registry state last pulled.
 const PULLED: &str = "team.pulled";
 
@@ -40,7 +42,7 @@ pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
     let (present, _) = team.own_ids();
     let present: HashSet<u64> = present.into_iter().collect();
     let missing: Vec<u64> = stored.iter().copied().filter(|id| !present.contains(id)).collect();
-    for part in missing.chunks(PAGE) {
+    for part in missing.chunks(UPLOAD_BATCH) {
         let vectors = store.embeddings_by_ids(part)?;
         let added: Vec<AddedVector> = store
             .chunks_by_ids(part)?
