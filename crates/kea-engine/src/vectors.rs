@@ -62,7 +62,7 @@ pub struct AddedVector {
 }
 
 /// A stored chunk with its document's path, for search results.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ChunkRow {
     pub id: i64,
     pub source: String,

@@ -286,18 +286,7 @@ mod tests {
     #[test]
     fn evidence_is_deduplicated_by_source_and_text() {
         let hit = |id: i64, source: &str, text: &str| Hit {
-            chunk: crate::store::ChunkRow {
-                id,
-                source: source.into(),
-                title: None,
-                chunk_index: 0,
-                total_chunks: 1,
-                heading_path: String::new(),
-                page: None,
-                byte_start: 0,
-                byte_end: 0,
-                text: text.into(),
-            },
+            chunk: crate::store::ChunkRow { id, source: source.into(), total_chunks: 1, text: text.into(), ..Default::default() },
             score: 1.0,
             dense: None,
             sparse: None,

@@ -151,18 +151,7 @@ impl VectorIndex for MilvusIndex {
     }
 
     fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
-        let row = ChunkRow {
-            id: id as i64,
-            source: String::new(),
-            title: None,
-            chunk_index: 0,
-            total_chunks: 1,
-            heading_path: String::new(),
-            page: None,
-            byte_start: 0,
-            byte_end: 0,
-            text: String::new(),
-        };
+        let row = ChunkRow { id: id as i64, total_chunks: 1, ..Default::default() };
         let added = AddedVector { id, vector: vector.to_vec(), row, tokens: String::new() };
         self.team.write(&VectorDelta { removed: Vec::new(), added: vec![added] })
     }
