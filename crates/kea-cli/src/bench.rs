@@ -14,6 +14,8 @@ mod corpus_bench;
 mod peer_bench;
 #[path = "bench_query.rs"]
 mod query_bench;
+#[path = "bench_scale.rs"]
+mod scale_bench;
 #[path = "bench_storm.rs"]
 mod storm_bench;
 use kea_engine::chunk::chunk_document;
@@ -75,6 +77,19 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A large index with real embeddings, kept in DIR: cold start, memory, dense/BM25/hybrid latency, an edit searchable.
+    Scale {
+        /// Files in the corpus (about 3 chunks each).
+        #[arg(long, default_value_t = 34_000)]
+        files: usize,
+        /// Where the corpus and its index are kept between runs.
+        #[arg(long, default_value = "bench-scale")]
+        dir: std::path::PathBuf,
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Query latency on a synthetic index (generated text, random unit vectors).
     Query {
         #[arg(long, default_value_t = 100_000)]
@@ -104,6 +119,7 @@ pub fn run(
         BenchCommand::Query { chunks, queries, store, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, store.as_deref(), paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
         BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
+        BenchCommand::Scale { files, dir, queries, json } => (serde_json::to_value(scale_bench::run(*files, dir, *queries, paths)?)?, *json),
         BenchCommand::Storm { files, seconds, json } => (serde_json::to_value(storm_bench::run(*files, *seconds, paths)?)?, *json),
     };
     if json {
@@ -227,9 +243,9 @@ fn embedding_texts(knowledge: &Path, chunking: &kea_engine::chunk::ChunkConfig) 
     Ok(texts)
 }
 
-const SUBJECTS: &[&str] = &["The cockatiel", "A young budgerigar", "The African grey", "This macaw", "A sun conure", "The lovebird pair"];
+pub(crate) const SUBJECTS: &[&str] = &["The cockatiel", "A young budgerigar", "The African grey", "This macaw", "A sun conure", "The lovebird pair"];
 const VERBS: &[&str] = &["prefers", "needs", "enjoys", "avoids", "searches for", "remembers"];
-const OBJECTS: &[&str] = &[
+pub(crate) const OBJECTS: &[&str] = &[
     "fresh greens in the morning",
     "a wide cage with horizontal bars",
     "millet sprays as a treat",

@@ -16,7 +16,7 @@ use pdf_extract::{dictionary, Document, Object, Stream};
 
 use super::{peak_rss_mb, round, synthetic_doc};
 
-const CHINESE_SENTENCES: [&str; 6] = [
+pub(super) const CHINESE_SENTENCES: [&str; 6] = [
     "玄凤鹦鹉原产于澳大利亚内陆，喜欢成群生活。",
     "每天应更换饮水并清洗食盆，保持笼子干燥。",
     "鹦鹉需要多样的饮食，包括颗粒饲料、蔬菜和少量种子。",
@@ -108,7 +108,7 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
 }
 
 /// File `i` of the corpus: Markdown, Chinese text, Word or a text PDF.
-fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
+pub(super) fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
     let english = synthetic_doc(i);
     let chinese: String = (0..12)
         .map(|k| CHINESE_SENTENCES[(i + k * 5) % CHINESE_SENTENCES.len()])
