@@ -12,6 +12,9 @@ import { t } from "./i18n";
 import { applyProgress, asCommandError, formatBytes, idle, isImagePath, type Progress } from "./state";
 
 let indexing = idle;
+/** How many documents the list shows; a large folder would make a DOM of tens of thousands of rows. */
+const SHOWN_STEP = 300;
+let shownDocuments = SHOWN_STEP;
 let filesInProgress = new Map<string, string | null>();
 
 function documentRow(doc: DocumentDto): HTMLElement {
@@ -50,7 +53,19 @@ export async function refreshStatus() {
     const list = $("documents");
     list.replaceChildren();
     if (status.documents.length === 0) list.append(el("li", t("knowledge.drop"), "muted empty"));
-    for (const doc of status.documents) list.append(documentRow(doc));
+    // A large folder lists its first documents (and every failed one); the rest on demand.
+    const shown = status.documents.filter((doc, i) => i < shownDocuments || doc.status === "error");
+    for (const doc of shown) list.append(documentRow(doc));
+    const hidden = status.documents.length - shown.length;
+    if (hidden > 0) {
+      const more = button(t("knowledge.more", { n: Math.min(hidden, SHOWN_STEP), hidden }), () => {
+        shownDocuments += SHOWN_STEP;
+        void refreshStatus();
+      });
+      const item = el("li", undefined, "more");
+      item.append(more);
+      list.append(item);
+    }
   } catch (e) {
     if (asCommandError(e).kind !== "not_ready") toastError(e);
   }
