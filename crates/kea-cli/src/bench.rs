@@ -282,9 +282,19 @@ pub(crate) fn synthetic_doc(seed: usize) -> String {
 }
 
 pub(crate) fn peak_rss_mb() -> anyhow::Result<f64> {
+    memory_mb("VmHWM:")
+}
+
+/// This process's resident memory now (VmRSS), in MB.
+pub(crate) fn current_rss_mb() -> anyhow::Result<f64> {
+    memory_mb("VmRSS:")
+}
+
+/// A memory line of `/proc/self/status`, in MB.
+fn memory_mb(key: &str) -> anyhow::Result<f64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     let kb: f64 =
-        status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).context("no VmHWM line")?;
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).context(format!("no {key} line"))?;
     Ok(round(kb / 1024.0))
 }
 

@@ -15,7 +15,7 @@ use kea_engine::model::ModelPaths;
 use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
 
 use super::corpus_bench::{write_document, CHINESE_SENTENCES};
-use super::{percentile, round, OBJECTS, SUBJECTS};
+use super::{current_rss_mb, percentile, OBJECTS, SUBJECTS};
 
 #[derive(serde::Serialize)]
 pub struct ScaleFigures {
@@ -133,12 +133,4 @@ fn edit_one_file(engine: &Engine, knowledge: &Path) -> anyhow::Result<u64> {
     engine.sync_paths(std::slice::from_ref(&path), &(), &CancelToken::new())?;
     engine.save_pending_vectors()?;
     Ok(elapsed)
-}
-
-/// This process's resident memory now (VmRSS), in MB.
-fn current_rss_mb() -> anyhow::Result<f64> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kb: f64 =
-        status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).context("no VmRSS line")?;
-    Ok(round(kb / 1024.0))
 }

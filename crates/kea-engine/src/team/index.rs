@@ -61,10 +61,9 @@ impl Team {
         !self.own().known
     }
 
-    /// The chunk ids this namespace has in Milvus, and how many rows are duplicates.
-    pub(crate) fn own_ids(&self) -> (Vec<u64>, usize) {
-        let own = self.own();
-        (own.keys.keys().copied().collect(), own.keys.values().map(|k| k.len().saturating_sub(1)).sum())
+    /// The chunk ids this namespace has in Milvus.
+    pub(crate) fn own_ids(&self) -> Vec<u64> {
+        self.own().keys.keys().copied().collect()
     }
 
     /// Writes a batch: deletes the rows of removed and re-added chunks, inserts
@@ -105,7 +104,7 @@ impl Team {
             }
         }
         self.milvus.wait_visible(collection, inserted.last().map(|k| k.1), stale.last().copied())?;
-        Registry::open(&self.milvus, collection)?.publish(&self.namespace, self.tag, &self.model_id)
+        Registry::of(&self.milvus, collection).publish(&self.namespace, self.tag, &self.model_id)
     }
 
     /// Deletes rows by key (duplicates or rows of chunks the store no longer has).

@@ -81,9 +81,7 @@ impl Milvus {
         if !self.collections()?.iter().any(|c| c == collection) {
             return Ok(None);
         }
-        let url = format!("http://{}/v1/vector/collections/describe?collectionName={collection}", self.address);
-        let data = self.data("describing a collection", self.agent.get(&url).call())?;
-        let fields = data.get("fields").and_then(Value::as_array).cloned().unwrap_or_default();
+        let fields = self.describe(collection)?.get("fields").and_then(Value::as_array).cloned().unwrap_or_default();
         let vector_type = fields.iter().filter_map(|f| f.get("type").and_then(Value::as_str)).find(|t| t.starts_with("FloatVector(")).unwrap_or("");
         Ok(vector_type.trim_start_matches("FloatVector(").trim_end_matches(')').parse().ok())
     }
@@ -92,10 +90,8 @@ impl Milvus {
     pub fn create_collection(&self, collection: &str, dim: usize) -> Result<()> {
         let body = json!({"collectionName": collection, "dimension": dim, "metricType": "COSINE", "primaryField": "id", "vectorField": "vector"});
         self.post("collections/create", &body)?;
-        let url = format!("http://{}/v1/vector/collections/describe?collectionName={collection}", self.address);
         for _ in 0..120 {
-            let data = self.data("describing a collection", self.agent.get(&url).call())?;
-            if data.get("load").and_then(Value::as_str) == Some("LoadStateLoaded") {
+            if self.describe(collection)?.get("load").and_then(Value::as_str) == Some("LoadStateLoaded") {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(250));
@@ -103,8 +99,10 @@ impl Milvus {
         Err(Error::VectorIndex(format!("Milvus at {} did not load the new collection {collection} within 30 s", self.address)))
     }
 
-    pub fn drop_collection(&self, collection: &str) -> Result<()> {
-        self.post("collections/drop", &json!({"collectionName": collection})).map(drop)
+    /// A collection's schema, indexes and load state.
+    fn describe(&self, collection: &str) -> Result<Value> {
+        let url = format!("http://{}/v1/vector/collections/describe?collectionName={collection}", self.address);
+        self.data("describing a collection", self.agent.get(&url).call())
     }
 
     /// Inserts rows; returns the keys the server gave them, in order.

@@ -27,13 +27,18 @@ pub struct Registry<'a> {
 }
 
 impl<'a> Registry<'a> {
-    /// The registry of `collection`, created if missing.
+    /// The registry of `collection`, created if missing (once, when a team store opens).
     pub fn open(milvus: &'a Milvus, collection: &str) -> Result<Registry<'a>> {
-        let name = format!("{collection}_sources");
-        if milvus.dimension(&name)?.is_none() {
-            milvus.create_collection(&name, 2)?;
+        let registry = Registry::of(milvus, collection);
+        if milvus.dimension(&registry.name)?.is_none() {
+            milvus.create_collection(&registry.name, 2)?;
         }
-        Ok(Registry { milvus, name })
+        Ok(registry)
+    }
+
+    /// The registry of `collection`, known to exist (no request).
+    pub fn of(milvus: &'a Milvus, collection: &str) -> Registry<'a> {
+        Registry { milvus, name: format!("{collection}_sources") }
     }
 
     /// Every namespace's newest row.

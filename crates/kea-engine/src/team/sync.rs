@@ -39,8 +39,7 @@ pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
         extra
     };
     team.delete_keys(&extra)?;
-    let (present, _) = team.own_ids();
-    let present: HashSet<u64> = present.into_iter().collect();
+    let present: HashSet<u64> = team.own_ids().into_iter().collect();
     let missing: Vec<u64> = stored.iter().copied().filter(|id| !present.contains(id)).collect();
     for part in missing.chunks(UPLOAD_BATCH) {
         let vectors = store.embeddings_by_ids(part)?;
@@ -62,7 +61,7 @@ pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
 /// Pulls what the other namespaces changed into the mirror, and drops the
 /// namespaces no longer registered.
 pub fn pull_others(team: &Team) -> Result<()> {
-    let sources: Vec<Source> = Registry::open(&team.milvus, &team.store.collection)?.sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
+    let sources: Vec<Source> = Registry::of(&team.milvus, &team.store.collection).sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
     let state: String = sources.iter().map(|s| format!("{}={}", s.tag, s.version)).collect::<Vec<_>>().join(",");
     if team.mirror().meta(PULLED)?.as_deref() == Some(state.as_str()) {
         return Ok(());
