@@ -16,6 +16,8 @@ mod peer_bench;
 mod query_bench;
 #[path = "bench_scale.rs"]
 mod scale_bench;
+#[path = "bench_scale_corpus.rs"]
+mod scale_corpus;
 #[path = "bench_storm.rs"]
 mod storm_bench;
 use kea_engine::chunk::chunk_document;

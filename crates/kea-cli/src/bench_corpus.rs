@@ -129,7 +129,7 @@ pub(super) fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
 }
 
 /// A Word file with one paragraph per paragraph of `text`.
-fn docx(text: &str) -> Vec<u8> {
+pub(super) fn docx(text: &str) -> Vec<u8> {
     let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let body: String = text.split("\n\n").map(|p| format!("<w:p><w:r><w:t>{}</w:t></w:r></w:p>", escape(p.trim_start_matches('#').trim()))).collect();
     let xml = format!(
@@ -143,7 +143,7 @@ fn docx(text: &str) -> Vec<u8> {
 }
 
 /// A one-page PDF (Helvetica) with `text`'s lines, headings set larger.
-fn text_pdf(text: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn text_pdf(text: &str) -> anyhow::Result<Vec<u8>> {
     let mut content = String::from("BT 14 TL 50 800 Td\n");
     for line in text.lines().filter(|l| !l.is_empty()) {
         let size = if line.starts_with('#') { 16 } else { 10 };

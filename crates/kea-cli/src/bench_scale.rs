@@ -1,9 +1,10 @@
 //! `kea bench scale`: a large index with real embeddings. A corpus of
-//! real-looking files (the `bench corpus` mix: md/txt/docx/PDF, zh and en,
-//! about 3 chunks a file) is written into DIR once and indexed with the real
+//! files with a real collection's word statistics (`bench_scale_corpus.rs`;
+//! md/txt/docx/PDF, zh and en) is written into DIR once and indexed with the real
 //! model (resumable: an interrupted run goes on where it stopped; kept for
 //! the next run). Then: cold start (open, and the first query with the
-//! model load), resident memory, dense/BM25/hybrid p50/p99, and how long an
+//! model load), resident memory, dense/BM25/hybrid p50/p99 (per stage too) and how often
+//! the asked topic is in the top 10, and how long an
 //! edited file takes to be searchable.
 
 use std::collections::BTreeMap;
@@ -14,8 +15,8 @@ use anyhow::Context;
 use kea_engine::model::ModelPaths;
 use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
 
-use super::corpus_bench::{write_document, CHINESE_SENTENCES};
-use super::{current_rss_mb, percentile, OBJECTS, SUBJECTS};
+use super::scale_corpus::{topic_of, Vocabulary};
+use super::{current_rss_mb, percentile};
 
 #[derive(serde::Serialize)]
 pub struct ScaleFigures {
@@ -33,17 +34,22 @@ pub struct ScaleFigures {
     /// Per mode: p50 and p99 in ms over the queries.
     queries: usize,
     latency_ms: BTreeMap<&'static str, (f64, f64)>,
+    /// Per mode: the p50 of each pipeline stage (from the retrieval trace).
+    stage_p50_ms: BTreeMap<&'static str, BTreeMap<String, f64>>,
+    /// Per mode: the share of questions with a passage of the asked topic in the top 10.
+    answered: BTreeMap<&'static str, f64>,
     /// One file edited: its sync (re-embedding the changed chunk) until the new words are found.
     edit_to_searchable_ms: u64,
 }
 
 pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<ScaleFigures> {
     let knowledge = dir.join("knowledge");
-    write_corpus(&knowledge, files)?;
     let mut config = EngineConfig::new(&knowledge, dir.join("data"));
     if let Some(paths) = paths {
         config.model_paths.dirs.splice(0..0, paths.dirs);
     }
+    let vocabulary = Vocabulary::load(&config.model_paths)?;
+    write_corpus(&vocabulary, &knowledge, files)?;
     let index_ms = {
         let engine = Engine::open(config.clone())?;
         let started = Instant::now();
@@ -60,17 +66,24 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
     let first_query_ms = first.elapsed().as_millis() as u64;
     let rss_ready_mb = current_rss_mb()?;
 
-    let questions = questions(queries);
-    let mut latency_ms = BTreeMap::new();
+    let questions: Vec<(String, usize)> = (0..queries).map(|q| vocabulary.question(q, files)).collect();
+    let (mut latency_ms, mut stage_p50_ms, mut answered) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     for (name, mode) in [("dense", SearchMode::Dense), ("bm25", SearchMode::Fts), ("hybrid", SearchMode::Hybrid)] {
         let mut times: Vec<f64> = Vec::with_capacity(questions.len());
-        for question in &questions {
+        let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut found = 0;
+        for (question, topic) in &questions {
             let t = Instant::now();
-            engine.search(question, 10, mode)?;
+            let retrieval = engine.retrieve(question, &mode.config(10))?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
+            found += usize::from(retrieval.hits.iter().any(|h| topic_of(&h.chunk.source) == Some(*topic)));
+            for stage in retrieval.trace.stages {
+                stages.entry(stage.stage.to_string()).or_default().push(stage.ms);
+            }
         }
-        times.sort_by(f64::total_cmp);
-        latency_ms.insert(name, (percentile(&times, 0.5), percentile(&times, 0.99)));
+        latency_ms.insert(name, p50_p99(times));
+        answered.insert(name, found as f64 / questions.len().max(1) as f64);
+        stage_p50_ms.insert(name, stages.into_iter().map(|(stage, times)| (stage, p50_p99(times).0)).collect());
     }
     let status = engine.status()?;
     Ok(ScaleFigures {
@@ -84,33 +97,30 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
         rss_ready_mb,
         queries: questions.len(),
         latency_ms,
+        stage_p50_ms,
+        answered,
         edit_to_searchable_ms: edit_one_file(&engine, &knowledge)?,
     })
 }
 
+/// The median and the 99th percentile of `times`.
+fn p50_p99(mut times: Vec<f64>) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    (percentile(&times, 0.5), percentile(&times, 0.99))
+}
+
 /// Writes the corpus unless a previous run did.
-fn write_corpus(knowledge: &Path, files: usize) -> anyhow::Result<()> {
-    let marker = knowledge.with_file_name(format!("corpus-{files}.done"));
+fn write_corpus(vocabulary: &Vocabulary, knowledge: &Path, files: usize) -> anyhow::Result<()> {
+    let marker = knowledge.with_file_name(format!("corpus-v2-{files}.done"));
     if marker.exists() {
         return Ok(());
     }
     std::fs::create_dir_all(knowledge)?;
     for i in 0..files {
-        write_document(knowledge, i)?;
+        vocabulary.write_document(knowledge, i)?;
     }
     std::fs::write(marker, b"")?;
     Ok(())
-}
-
-/// Questions in both languages from the corpus's own vocabulary.
-fn questions(n: usize) -> Vec<String> {
-    (0..n)
-        .map(|i| match i % 3 {
-            0 => format!("What does {} need?", SUBJECTS[i % SUBJECTS.len()].to_lowercase()),
-            1 => format!("Which bird {}?", OBJECTS[i % OBJECTS.len()]),
-            _ => CHINESE_SENTENCES[i % CHINESE_SENTENCES.len()].chars().take(10).collect(),
-        })
-        .collect()
 }
 
 /// Appends a sentence with a new word to one file, syncs that path and
