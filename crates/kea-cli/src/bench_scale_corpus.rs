@@ -59,10 +59,10 @@ impl Vocabulary {
         let vocab = tokenizer["model"]["vocab"].as_object().context("the tokenizer has no WordPiece vocabulary")?;
         let mut by_id: Vec<(u64, &String)> = vocab.iter().filter_map(|(word, id)| Some((id.as_u64()?, word))).collect();
         by_id.sort_unstable();
-        let english =
-            by_id.into_iter().map(|(_, w)| w).filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_lowercase())).cloned().collect::<Vec<_>>();
+        let english = by_id.into_iter().map(|(_, w)| w).filter(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_lowercase())).cloned().collect::<Vec<_>>();
         let characters: Vec<char> = CHINESE_CHARACTERS.chars().collect();
-        let chinese = (0..characters.len() * 8).map(|k| format!("{}{}", characters[k % characters.len()], characters[(k * 7 + k / 3) % characters.len()])).collect();
+        let chinese =
+            (0..characters.len() * 8).map(|k| format!("{}{}", characters[k % characters.len()], characters[(k * 7 + k / 3) % characters.len()])).collect();
         anyhow::ensure!(english.len() > SPECIALISED_FROM * 4, "the tokenizer vocabulary has only {} whole words", english.len());
         Ok(Vocabulary { english, chinese })
     }

@@ -127,7 +127,23 @@ pub struct VectorStamp {
     pub dim: usize,
 }
 
-/// usearch HNSW index with cosine metric and f32 storage.
+/// How usearch stores vectors: 8-bit integers. A cosine of unit-length
+/// embeddings moves by about 0.003 (standard deviation), and a 100k-chunk index holds 38 MB of
+/// vectors instead of 154 MB (the exact vectors stay in SQLite).
+const STORED_AS: ScalarKind = ScalarKind::I8;
+const STORED_AS_NAME: &str = "i8";
+
+/// A saved file's stamp: what it was built from, and how it stores vectors
+/// (a file of another storage, or older than this field, is rebuilt).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedStamp {
+    #[serde(flatten)]
+    stamp: VectorStamp,
+    #[serde(default)]
+    stored_as: String,
+}
+
+/// usearch HNSW index with cosine metric, vectors stored as [`STORED_AS`].
 pub struct UsearchIndex {
     index: Index,
     dim: usize,
@@ -139,13 +155,7 @@ fn index_error(e: impl std::fmt::Display) -> Error {
 
 impl UsearchIndex {
     pub fn new(dim: usize) -> Result<UsearchIndex> {
-        let options = IndexOptions {
-            dimensions: dim,
-            metric: MetricKind::Cos,
-            // The default would quantize to BF16.
-            quantization: ScalarKind::F32,
-            ..Default::default()
-        };
+        let options = IndexOptions { dimensions: dim, metric: MetricKind::Cos, quantization: STORED_AS, ..Default::default() };
         let index = Index::new(&options).map_err(index_error)?;
         index.reserve(64).map_err(index_error)?;
         Ok(UsearchIndex { index, dim })
@@ -180,7 +190,8 @@ impl UsearchIndex {
         let tmp_str = tmp.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", tmp.display())))?;
         self.index.save(tmp_str).map_err(index_error)?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("saving {}", path.display()), e))?;
-        let stamp_json = serde_json::to_vec(stamp).map_err(index_error)?;
+        let saved = SavedStamp { stamp: stamp.clone(), stored_as: STORED_AS_NAME.into() };
+        let stamp_json = serde_json::to_vec(&saved).map_err(index_error)?;
         let stamp_tmp = Self::stamp_path(path).with_extension("tmp");
         std::fs::write(&stamp_tmp, stamp_json).map_err(|e| Error::io("writing the vector stamp", e))?;
         std::fs::rename(&stamp_tmp, Self::stamp_path(path)).map_err(|e| Error::io("writing the vector stamp", e))?;
@@ -190,8 +201,8 @@ impl UsearchIndex {
     /// Loads a saved index if it exists, is readable and its stamp equals
     /// `expected`; `None` means "rebuild it from the store".
     pub fn load_if_current(path: &Path, expected: &VectorStamp) -> Option<UsearchIndex> {
-        let stamp: VectorStamp = serde_json::from_slice(&std::fs::read(Self::stamp_path(path)).ok()?).ok()?;
-        if &stamp != expected {
+        let saved: SavedStamp = serde_json::from_slice(&std::fs::read(Self::stamp_path(path)).ok()?).ok()?;
+        if &saved.stamp != expected || saved.stored_as != STORED_AS_NAME {
             return None;
         }
         let index = UsearchIndex::new(expected.dim).ok()?;
@@ -397,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn usearch_agrees_with_exact_search() {
+    fn usearch_agrees_with_exact_search_within_its_storage_error() {
         let data = vectors(500, 32, 7);
         let mut usearch = UsearchIndex::new(32).unwrap();
         let mut flat = FlatIndex::new(32);
@@ -405,12 +416,14 @@ mod tests {
             usearch.upsert(i as u64 + 1, v).unwrap();
             flat.upsert(i as u64 + 1, v).unwrap();
         }
+        // 8-bit storage moves a cosine of unit vectors by about 0.003
+        // (standard deviation, whatever the dimension): near-ties may swap.
         for query in vectors(20, 32, 99) {
-            let exact: Vec<u64> = flat.search(&query, 5).unwrap().into_iter().map(|h| h.0).collect();
-            let approx: Vec<(u64, f32)> = usearch.search(&query, 5).unwrap();
-            assert_eq!(approx[0].0, exact[0]);
-            let expected = cosine(&query, &data[exact[0] as usize - 1]);
-            assert!((approx[0].1 - expected).abs() < 1e-4);
+            let best = flat.search(&query, 1).unwrap()[0].1;
+            let (id, score) = usearch.search(&query, 1).unwrap()[0];
+            let true_score = cosine(&query, &data[id as usize - 1]);
+            assert!((score - true_score).abs() < 0.02, "the score is the cosine: {score} vs {true_score}");
+            assert!(best - true_score < 0.02, "the hit is as near as the exact one: {true_score} vs {best}");
         }
     }
 
@@ -440,6 +453,9 @@ mod tests {
         assert_eq!(UsearchIndex::load_if_current(&path, &stamp).unwrap().len(), 10);
         let newer = VectorStamp { generation: 4, ..stamp.clone() };
         assert!(UsearchIndex::load_if_current(&path, &newer).is_none());
+        let stamp_path = UsearchIndex::stamp_path(&path);
+        std::fs::write(&stamp_path, serde_json::to_vec(&stamp).unwrap()).unwrap();
+        assert!(UsearchIndex::load_if_current(&path, &stamp).is_none(), "a file saved before vectors were stored as i8 is rebuilt");
         std::fs::write(&path, b"garbage").unwrap();
         assert!(UsearchIndex::load_if_current(&path, &stamp).is_none(), "a corrupt file must not load");
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use rusqlite::params;
 
-use super::{delete_fts_rows, upsert_document, ChunkRow, DocStatus, FileFacts, Store};
+use super::{bump_generation, delete_fts_rows, upsert_document, ChunkRow, DocStatus, FileFacts, Store};
 use crate::error::Result;
 use crate::vectors::to_blob;
 
@@ -67,6 +67,7 @@ impl Store {
             tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?.execute(params![r.id, c.tokens])?;
         }
         refresh_chunk_counts(&tx)?;
+        bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
     }
@@ -81,6 +82,7 @@ impl Store {
         }
         drop(delete);
         refresh_chunk_counts(&tx)?;
+        bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
     }

@@ -10,6 +10,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 mod chat;
+mod full_text;
 mod mirror;
 
 pub use chat::{Conversation, StoredMessage};
@@ -99,6 +100,8 @@ pub use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
 /// The SQLite store.
 pub struct Store {
     conn: Connection,
+    /// Chunk counts of query terms for the current generation.
+    term_counts: std::sync::Mutex<full_text::TermCounts>,
 }
 
 impl Store {
@@ -118,7 +121,7 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Store { conn };
+        let mut store = Store { conn, term_counts: Default::default() };
         let version = store.conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get::<_, String>(0)).optional();
         match version.ok().flatten().as_deref() {
             // v1: raw-text FTS; v2: segmented but unstemmed.
@@ -330,44 +333,6 @@ impl Store {
             out.extend(row);
         }
         Ok(out)
-    }
-
-    /// Full-text search (FTS5 BM25 over segmented words); returns chunk ids
-    /// with scores, best first (higher is better). Any text is a safe query.
-    pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
-        let Some(expression) = segment::match_expression(query) else { return Ok(Vec::new()) };
-        let mut stmt =
-            self.conn.prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2")?;
-        let rows = stmt.query_map(params![expression, k as i64], |r| Ok((r.get::<_, i64>(0)? as u64, -r.get::<_, f64>(1)? as f32)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// How many chunks contain each token (its document frequency in BM25's
-    /// sense), and the number of chunks.
-    pub fn token_chunk_counts(&self, tokens: &[String]) -> Result<(Vec<usize>, usize)> {
-        let mut stmt = self.conn.prepare_cached("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-        let counts = tokens
-            .iter()
-            .map(|t| stmt.query_row([format!("\"{}\"", t.replace('"', ""))], |r| r.get::<_, i64>(0)).map(|n| n as usize))
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((counts, self.chunk_count()?))
-    }
-
-    /// The tokens found in the full-text index (heading, names, text) of
-    /// any of the chunks `ids`.
-    pub fn tokens_in_chunks(&self, tokens: &[String], ids: &[u64]) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2)")?;
-        let mut found = Vec::new();
-        for token in tokens {
-            let expression = format!("\"{}\"", token.replace('"', ""));
-            for &id in ids {
-                if stmt.query_row(params![expression, id as i64], |r| r.get::<_, bool>(0))? {
-                    found.push(token.clone());
-                    break;
-                }
-            }
-        }
-        Ok(found)
     }
 
     /// `PRAGMA integrity_check` plus the FTS index's own check.
