@@ -54,10 +54,13 @@ impl AppState {
         self.settings.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The engine configuration from the command line's folders and the settings.
+    /// The engine configuration from the command line's folders and the
+    /// settings; this executable reads PDF, Word and pictures as a child.
     fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
         let (knowledge, data_dir) = self.dirs.get().cloned().ok_or_else(ErrorDto::not_ready)?;
-        Ok(self.settings().engine_config(knowledge, data_dir))
+        let mut config = self.settings().engine_config(knowledge, data_dir);
+        config.reader = kea_engine::reader::ReaderProcess::this_executable(kea_engine::reader::DEFAULT_MEMORY_MB);
+        Ok(config)
     }
 
     /// Saves the settings (0600) and makes them the ones in effect.

@@ -152,6 +152,31 @@ fn run_with_peak_rss(mut child: std::process::Child) -> (std::process::Output, u
     (child.wait_with_output().unwrap(), peak)
 }
 
+/// PDF, Word and pictures are read in a child process with a memory limit
+/// (`--file-memory`): a file needing more fails alone, with the reason, and
+/// the PDF, Word file and notes beside it are indexed.
+#[test]
+fn a_file_over_its_memory_budget_fails_alone() {
+    let sandbox = Sandbox::empty();
+    let mut xml = br#"<?xml version="1.0"?><w:document xmlns:w="x"><w:body><w:p><w:r><w:t>"#.to_vec();
+    xml.extend(std::iter::repeat_n(b'A', 60 << 20));
+    xml.extend_from_slice(b"</w:t></w:r></w:p></w:body></w:document>");
+    std::fs::write(sandbox.path("large.docx"), docx_with(&xml, zip::CompressionMethod::Deflated)).unwrap();
+    std::fs::write(sandbox.path("small.docx"), paragraph_docx("Budgies chatter at dawn.")).unwrap();
+    std::fs::copy(repo_root().join("knowledge/guides/cage-setup.pdf"), sandbox.path("cage-setup.pdf")).unwrap();
+    std::fs::write(sandbox.path("notes.md"), "# Notes\n\nLovebirds need a mate.\n").unwrap();
+    let report = sandbox.json(&["index", "--json", "--file-memory", "40"]);
+    assert_eq!(report["errors"].as_array().unwrap().len(), 1, "{report}");
+    let error = sandbox.error_of("large.docx").unwrap_or_default();
+    assert!(error.starts_with("out of memory: reading this file needed over 40 MB"), "{error}");
+    for path in ["small.docx", "cage-setup.pdf", "notes.md"] {
+        assert_eq!(sandbox.error_of(path), None, "{path}");
+    }
+    assert_eq!(sandbox.search("budgies chatter at dawn", 1)[0]["source"], "small.docx");
+    let again = sandbox.json(&["index", "--json", "--file-memory", "40"]);
+    assert_eq!(again["processed"], 0, "a file out of memory is not retried until it changes: {again}");
+}
+
 #[test]
 fn hostile_files_each_get_a_status_and_the_good_files_are_all_indexed() {
     let sandbox = Sandbox::with_samples();

@@ -36,12 +36,6 @@ fn run_json(sandbox: &Sandbox, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) 
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn error_of(sandbox: &Sandbox, path: &str) -> Option<String> {
-    let documents = sandbox.documents();
-    let (_, doc) = documents.iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} is not in the index"));
-    doc["error"].as_str().map(str::to_string)
-}
-
 #[test]
 fn scanned_pages_and_pictures_are_read_by_ocr_in_chinese_and_english() {
     let sandbox = sandbox_with_scans();
@@ -68,10 +62,10 @@ fn without_an_ocr_engine_each_scanned_file_says_what_to_install() {
     let report = run_json(&sandbox, &["index", "--json"], &[("KEA_TESSERACT", "/nonexistent/tesseract".as_ref())]);
     assert_eq!(report["errors"].as_array().unwrap().len(), 2, "{report}");
     for path in ["scan-en.pdf", "notes/scan-zh.png"] {
-        let error = error_of(&sandbox, path).unwrap_or_default();
+        let error = sandbox.error_of(path).unwrap_or_default();
         assert!(error.contains("no OCR engine") && error.contains("tesseract-ocr"), "{path}: {error}");
     }
-    assert_eq!(error_of(&sandbox, "typed.md"), None);
+    assert_eq!(sandbox.error_of("typed.md"), None);
 }
 
 #[test]
@@ -90,10 +84,10 @@ fn a_file_whose_reading_never_finishes_times_out_and_the_rest_are_indexed() {
     assert!(started.elapsed() < Duration::from_secs(60), "the stuck files held the run for {:?}", started.elapsed());
     assert_eq!(report["errors"].as_array().unwrap().len(), 2, "{report}");
     for path in ["scan-en.pdf", "notes/scan-zh.png"] {
-        let error = error_of(&sandbox, path).unwrap_or_default();
+        let error = sandbox.error_of(path).unwrap_or_default();
         assert!(error.starts_with("timed out"), "{path}: {error}");
     }
-    assert_eq!(error_of(&sandbox, "typed.md"), None);
+    assert_eq!(sandbox.error_of("typed.md"), None);
     assert_eq!(sandbox.search("a text layer of its own", 1)[0]["source"], "typed.md");
     // A timed-out file is not retried until it changes or is re-indexed.
     let again = run_json(&sandbox, &["index", "--json", "--file-timeout", "1"], &[("KEA_TESSERACT", stuck.as_os_str())]);

@@ -71,6 +71,13 @@ impl Sandbox {
         v.as_array().unwrap().clone()
     }
 
+    /// A document's error in the status (`None`: it was read).
+    pub fn error_of(&self, path: &str) -> Option<String> {
+        let documents = self.documents();
+        let (_, doc) = documents.iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} is not in the index"));
+        doc["error"].as_str().map(str::to_string)
+    }
+
     /// The status's documents by path.
     pub fn documents(&self) -> Vec<(String, Value)> {
         let status = self.status();

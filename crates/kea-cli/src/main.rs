@@ -69,6 +69,10 @@ struct Cli {
     /// Seconds reading one file may take (plus 15 s per MB) before it is recorded as timed out.
     #[arg(long, global = true, value_name = "SECS", env = "KEA_FILE_TIMEOUT")]
     file_timeout: Option<f64>,
+    /// Megabytes of memory reading one PDF, Word file or picture may use
+    /// (it is read in a child process) before it is recorded as out of memory.
+    #[arg(long, global = true, value_name = "MB", env = "KEA_FILE_MEMORY", default_value_t = kea_engine::reader::DEFAULT_MEMORY_MB)]
+    file_memory: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -209,6 +213,7 @@ enum Mode {
 }
 
 fn main() -> ExitCode {
+    kea_engine::reader::serve_if_asked();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -255,6 +260,7 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     if let Some(seconds) = cli.file_timeout.filter(|s| s.is_finite() && *s > 0.0) {
         config.file_budget.base = Duration::from_secs_f64(seconds);
     }
+    config.reader = kea_engine::reader::ReaderProcess::this_executable(cli.file_memory.max(1));
     match cli.store.as_deref() {
         Some("local") => config.team = None,
         Some(url) => config.team = TeamConfig { store: url.to_string(), namespace: None }.named(),

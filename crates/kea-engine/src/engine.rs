@@ -14,6 +14,7 @@ use crate::extract::Ocr;
 use crate::ingest::{FileBudget, IndexModels, Indexer, SyncScope};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 use crate::progress::{CancelToken, ProgressSink, SyncReport};
+use crate::reader::ReaderProcess;
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
 use crate::retrieve::{Hit, LocalPassages, Passages, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
@@ -47,6 +48,9 @@ pub struct EngineConfig {
     pub file_budget: FileBudget,
     /// Threads reading files while the model embeds (at least one).
     pub readers: usize,
+    /// The child process that reads PDF, Word and pictures with a memory
+    /// limit; `None` reads them in this process (time budget only).
+    pub reader: Option<ReaderProcess>,
     /// Which vector index backs dense search.
     pub vector_backend: VectorBackend,
     /// A team store shared with other instances (`--store milvus://…`);
@@ -71,6 +75,7 @@ impl EngineConfig {
             max_file_bytes: 100 * 1024 * 1024,
             file_budget: FileBudget::default(),
             readers: default_readers(),
+            reader: None,
             vector_backend: VectorBackend::default(),
             team: None,
         }
@@ -441,6 +446,7 @@ impl Engine {
             batch_size: self.config.embed.batch_size,
             readers: self.config.readers,
             budget: self.config.file_budget,
+            reader: self.config.reader.as_ref(),
             ocr: self.ocr.get_or_init(Ocr::discover).as_ref(),
             store: &self.store,
             vectors: &self.vectors,

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::extract::{extract_with, ExtractContext, Extracted, Ocr};
 use crate::profile::Profile;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
+use crate::reader::{timed_out, ReaderProcess};
 use crate::scan::{scan, scan_under, DiskFile};
 use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk, Store};
 use crate::vectors::VectorIndex;
@@ -81,6 +82,8 @@ pub(crate) struct Indexer<'a> {
     /// Threads reading files while the model embeds.
     pub readers: usize,
     pub budget: FileBudget,
+    /// Where PDF, Word and pictures are read (`None`: in this process).
+    pub reader: Option<&'a ReaderProcess>,
     pub ocr: Option<&'a Ocr>,
     pub store: &'a Mutex<Store>,
     pub vectors: &'a RwLock<Box<dyn VectorIndex>>,
@@ -268,7 +271,14 @@ impl Indexer<'_> {
             }
         }
         let context = ExtractContext { ocr: self.ocr.cloned(), deadline: Instant::now() + self.budget.for_size(file.size) };
-        let (mut doc, chunks) = match read_within_budget(file.kind, bytes, self.chunking, context) {
+        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)) {
+            Some(reader) => reader.extract(file.kind, bytes, &context).map(|doc| {
+                let chunks = chunk_document(&doc, &self.chunking);
+                (doc, chunks)
+            }),
+            None => read_within_budget(file.kind, bytes, self.chunking, context),
+        };
+        let (mut doc, chunks) = match read {
             Ok(result) => result,
             Err(message) => return Prepared::Failed(message),
         };
@@ -309,7 +319,7 @@ fn read_within_budget(
         let chunks = chunk_document(&doc, &chunking);
         Ok((doc, chunks))
     })
-    .unwrap_or_else(|| Err(format!("timed out: reading this file took over {} s; Kea skips it until it changes (or re-index it)", budget.as_secs().max(1))))
+    .unwrap_or_else(|| Err(timed_out(budget)))
 }
 
 /// Runs `read` on its own thread; `None` when it is still running at

@@ -19,6 +19,7 @@ mod manage;
 pub mod model;
 pub mod profile;
 pub mod progress;
+pub mod reader;
 pub mod remote_embed;
 pub mod rerank;
 pub mod retrieve;

@@ -20,7 +20,10 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, String> {
         return Err(format!("document XML is {} MB uncompressed, over the {} MB limit", part.size() >> 20, MAX_XML_BYTES >> 20));
     }
     let mut xml = Vec::new();
-    (&mut part).take(MAX_XML_BYTES + 1).read_to_end(&mut xml).map_err(|e| format!("corrupt .docx: {e}"))?;
+    (&mut part).take(MAX_XML_BYTES + 1).read_to_end(&mut xml).map_err(|e| match e.kind() {
+        std::io::ErrorKind::OutOfMemory => super::OUT_OF_MEMORY.to_string(),
+        _ => format!("corrupt .docx: {e}"),
+    })?;
     if xml.len() as u64 > MAX_XML_BYTES {
         return Err(format!("document XML is over the {} MB limit", MAX_XML_BYTES >> 20));
     }

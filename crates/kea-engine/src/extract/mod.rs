@@ -68,7 +68,7 @@ impl DocKind {
 
 /// What a block of a document is; the chunker keeps code, tables and list
 /// items whole where it can.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BlockKind {
     Heading { level: u8, text: String },
     Paragraph,
@@ -80,7 +80,7 @@ pub enum BlockKind {
 
 /// One structural block: its kind, its byte range in [`Extracted::plain`],
 /// and the 1-based page it starts on (PDF only).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Block {
     pub kind: BlockKind,
     pub range: Range<usize>,
@@ -88,7 +88,7 @@ pub struct Block {
 }
 
 /// A document's extracted content.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Extracted {
     /// The document's text; every block range and chunk span points into it.
     pub plain: String,
@@ -98,6 +98,10 @@ pub struct Extracted {
     /// (ingest falls back to the profile's names, then the file name).
     pub title: Option<String>,
 }
+
+/// The error of a parser that could not get the memory it asked for (in a
+/// reader process, the memory budget was reached).
+pub const OUT_OF_MEMORY: &str = "out of memory";
 
 /// What reading a file may use beyond its bytes: the OCR engine, if any,
 /// and the moment its time budget ends (OCR processes are killed then).

@@ -15,7 +15,7 @@ const WANTED_LANGUAGES: [&str; 2] = ["chi_sim", "eng"];
 const PAGE_DPI: &str = "300";
 
 /// An OCR engine found on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Ocr {
     tesseract: PathBuf,
     /// `pdftoppm`, which scanned PDFs need; pictures do not.

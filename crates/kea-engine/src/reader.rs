@@ -1,0 +1,165 @@
+//! Reading a document in a child process. The parsers of complex formats
+//! (PDF, Word, pictures through OCR) run in a process of their own with a
+//! memory limit (its address space, `RLIMIT_AS`) and are killed at the
+//! file's deadline, so a file that makes a parser allocate without bound
+//! or loop fails alone, frees its memory and CPU, and never takes the app
+//! down. The executable running Kea (the CLI, the desktop app) calls
+//! [`serve_if_asked`] first thing; it is started again with [`READ_ARG`].
+
+use std::ffi::OsStr;
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::extract::{extract_with, DocKind, ExtractContext, Extracted, Ocr, OUT_OF_MEMORY};
+
+/// The argument that makes Kea's executable a document reader.
+pub const READ_ARG: &str = "--kea-read-document";
+
+/// The default memory a document's reader may use.
+pub const DEFAULT_MEMORY_MB: u64 = 2048;
+
+/// A child's task, as a JSON line on its stdin; the file's bytes follow.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Job {
+    kind: DocKind,
+    ocr: Option<Ocr>,
+    seconds: f64,
+    memory_mb: u64,
+}
+
+/// A child's answer on its stdout.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Outcome {
+    Read(Extracted),
+    Failed(String),
+}
+
+/// Which executable reads documents, and the memory each may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderProcess {
+    pub exe: PathBuf,
+    pub memory_mb: u64,
+}
+
+impl ReaderProcess {
+    /// This process's own executable (which must call [`serve_if_asked`]).
+    pub fn this_executable(memory_mb: u64) -> Option<ReaderProcess> {
+        Some(ReaderProcess { exe: std::env::current_exe().ok()?, memory_mb })
+    }
+
+    /// Whether files of `kind` are read in a child: formats whose parsers
+    /// can blow up. Markdown and text are read in-process.
+    pub fn reads(kind: DocKind) -> bool {
+        matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image)
+    }
+
+    /// Extracts `bytes` in a child process within the context's deadline
+    /// and this reader's memory. `Err` is the document's status message.
+    pub fn extract(&self, kind: DocKind, bytes: Vec<u8>, context: &ExtractContext) -> Result<Extracted, String> {
+        let budget = context.deadline.saturating_duration_since(Instant::now());
+        let job = Job { kind, ocr: context.ocr.clone(), seconds: budget.as_secs_f64(), memory_mb: self.memory_mb };
+        let mut child = Command::new(&self.exe)
+            .arg(READ_ARG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the document reader {}: {e}", self.exe.display()))?;
+        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let header = serde_json::to_vec(&job).map_err(|e| e.to_string())?;
+        std::thread::spawn(move || stdin.map(|mut s| s.write_all(&header).and_then(|()| s.write_all(b"\n")).and_then(|()| s.write_all(&bytes))));
+        let errors = std::thread::spawn(move || stderr.map(|mut s| read_text(&mut s)).unwrap_or_default());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = stdout.map(|mut s| s.read_to_end(&mut out));
+            let _ = tx.send(out);
+        });
+        let Ok(out) = rx.recv_timeout(budget) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(timed_out(budget));
+        };
+        let status = child.wait().map_err(|e| format!("the document reader was lost: {e}"))?;
+        let errors = errors.join().unwrap_or_default();
+        match serde_json::from_slice::<Outcome>(&out) {
+            Ok(Outcome::Read(doc)) if status.success() => Ok(doc),
+            // A parser's allocation failed: an error it reports, or Rust's abort.
+            Ok(Outcome::Failed(message)) if message == OUT_OF_MEMORY => Err(self.out_of_memory()),
+            _ if errors.contains("memory allocation of") => Err(self.out_of_memory()),
+            Ok(Outcome::Failed(message)) if status.success() => Err(message),
+            _ => Err(format!("internal error while reading this file ({status}): {} (please report it)", errors.lines().last().unwrap_or("no message"))),
+        }
+    }
+
+    fn out_of_memory(&self) -> String {
+        format!("out of memory: reading this file needed over {} MB; Kea skips it until it changes (or re-index it)", self.memory_mb)
+    }
+}
+
+/// The message of a file whose reading overran `budget`.
+pub(crate) fn timed_out(budget: Duration) -> String {
+    format!("timed out: reading this file took over {} s; Kea skips it until it changes (or re-index it)", budget.as_secs().max(1))
+}
+
+fn read_text(source: &mut impl Read) -> String {
+    let mut text = String::new();
+    let _ = source.read_to_string(&mut text);
+    text
+}
+
+/// In a reader child (started with [`READ_ARG`]): reads the job, limits
+/// its memory, extracts, answers and exits. Returns at once in any other process.
+pub fn serve_if_asked() {
+    if std::env::args_os().nth(1).as_deref() != Some(OsStr::new(READ_ARG)) {
+        return;
+    }
+    let code = match serve() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("kea document reader: {e}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn serve() -> std::io::Result<()> {
+    let mut input = std::io::stdin().lock();
+    let mut line = String::new();
+    input.read_line(&mut line)?;
+    let job: Job = serde_json::from_str(&line)?;
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes)?;
+    limit_memory(job.memory_mb)?;
+    let context = ExtractContext { ocr: job.ocr, deadline: Instant::now() + Duration::from_secs_f64(job.seconds) };
+    let outcome = match extract_with(job.kind, &bytes, &context) {
+        Ok(doc) => Outcome::Read(doc),
+        Err(message) => Outcome::Failed(message),
+    };
+    drop(bytes);
+    serde_json::to_writer(std::io::stdout().lock(), &outcome)?;
+    Ok(())
+}
+
+/// Lets this process map at most `memory_mb` more than it has mapped now.
+#[cfg(target_os = "linux")]
+fn limit_memory(memory_mb: u64) -> std::io::Result<()> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let mapped_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| std::io::Error::other("no VmSize in /proc/self/status"))?;
+    let limit = mapped_kb * 1024 + memory_mb * 1024 * 1024;
+    rlimit::setrlimit(rlimit::Resource::AS, limit, limit)
+}
+
+/// Elsewhere only the time budget applies.
+#[cfg(not(target_os = "linux"))]
+fn limit_memory(_memory_mb: u64) -> std::io::Result<()> {
+    Ok(())
+}
