@@ -54,13 +54,10 @@ impl AppState {
         self.settings.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The engine configuration from the command line's folders and the
-    /// settings; this executable reads PDF, Word and pictures as a child.
+    /// The engine configuration from the command line's folders and the settings.
     fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
         let (knowledge, data_dir) = self.dirs.get().cloned().ok_or_else(ErrorDto::not_ready)?;
-        let mut config = self.settings().engine_config(knowledge, data_dir);
-        config.reader = kea_engine::reader::ReaderProcess::this_executable(kea_engine::reader::DEFAULT_MEMORY_MB);
-        Ok(config)
+        Ok(engine_config(&self.settings(), knowledge, data_dir))
     }
 
     /// Saves the settings (0600) and makes them the ones in effect.
@@ -70,6 +67,14 @@ impl AppState {
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = settings;
         Ok(())
     }
+}
+
+/// The engine configuration for the settings and folders; this executable
+/// reads PDF, Word and pictures as a child process (see `main.rs`).
+fn engine_config(settings: &Settings, knowledge: PathBuf, data_dir: PathBuf) -> EngineConfig {
+    let mut config = settings.engine_config(knowledge, data_dir);
+    config.reader = kea_engine::reader::ReaderProcess::this_executable(kea_engine::reader::DEFAULT_MEMORY_MB);
+    config
 }
 
 /// Chooses the language model from the settings (auto: endpoint from the
@@ -210,7 +215,7 @@ pub fn run() {
     }
     let _ = state.settings_path.set(settings_path);
     let _ = state.dirs.set((knowledge.clone(), data_dir.clone()));
-    let config = state.settings().engine_config(knowledge, data_dir);
+    let config = engine_config(&state.settings(), knowledge, data_dir);
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())

@@ -1,6 +1,8 @@
 //! The embedded provider: a GGUF model run in-process by llama.cpp. The
 //! model and its context live on one worker thread (llama.cpp contexts are
 //! not shareable); requests arrive over a channel and tokens stream back.
+//! The model is loaded for a request and unloaded after [`KEEP_LOADED`]
+//! without one.
 //! The KV cache keeps the previous prompt, so a request sharing a prefix
 //! (the router's few-shot examples) only evaluates what is new. JSON output
 //! is constrained by a grammar built from the request's schema.
@@ -57,6 +59,8 @@ pub struct LlamaProvider {
     model: GgufModel,
     jobs: Mutex<mpsc::Sender<Job>>,
     threads: usize,
+    /// Whether the weights are in memory now.
+    loaded: Arc<AtomicBool>,
 }
 
 /// Generation threads: all cores but one (busy cores make llama.cpp crawl).
@@ -65,18 +69,31 @@ fn default_threads() -> usize {
 }
 
 impl LlamaProvider {
-    /// Loads the model (on its worker thread) and waits until it is ready.
+    /// Checks that the model loads (on its worker thread, which then
+    /// unloads it until the first request).
     pub fn load(model: &GgufModel, threads: Option<usize>) -> Result<LlamaProvider, LlmError> {
+        Self::load_keeping(model, threads, KEEP_LOADED)
+    }
+
+    /// As [`LlamaProvider::load`], unloading after `keep_loaded` idle.
+    pub fn load_keeping(model: &GgufModel, threads: Option<usize>, keep_loaded: Duration) -> Result<LlamaProvider, LlmError> {
         let threads = threads.unwrap_or_else(default_threads).max(1);
         let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
-        let spec = model.clone();
+        let worker = Worker { spec: model.clone(), threads, keep_loaded, loaded: Arc::new(AtomicBool::new(false)) };
+        let loaded = worker.loaded.clone();
         std::thread::Builder::new()
             .name("kea-llama".into())
-            .spawn(move || worker(spec, threads, jobs_rx, ready_tx))
+            .spawn(move || worker.run(jobs_rx, ready_tx))
             .map_err(|e| LlmError::Generation(format!("cannot start the model thread: {e}")))?;
         ready_rx.recv().map_err(|_| LlmError::Generation("the model thread died while loading".into()))??;
-        Ok(LlamaProvider { model: model.clone(), jobs: Mutex::new(jobs_tx), threads })
+        Ok(LlamaProvider { model: model.clone(), jobs: Mutex::new(jobs_tx), threads, loaded })
+    }
+
+    /// Whether the model's weights are in memory now (between a request
+    /// and the end of its keep-alive).
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.load(Ordering::SeqCst)
     }
 }
 
@@ -109,47 +126,116 @@ impl Provider for LlamaProvider {
     }
 }
 
-fn worker(spec: GgufModel, threads: usize, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<(), LlmError>>) {
-    let model_error = |message: String| LlmError::Model { path: spec.path.clone(), message };
-    let setup = (|| {
-        let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, &spec.path, &LlamaModelParams::default()).map_err(|e| model_error(e.to_string()))?;
-        Ok::<_, LlmError>((backend, model))
-    })();
-    let (backend, model) = match setup {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            let _ = ready.send(Err(e));
+/// How long a model stays in memory after its last request (like Ollama's
+/// keep-alive): an idle app does not hold the weights and the KV cache.
+pub const KEEP_LOADED: Duration = Duration::from_secs(5 * 60);
+
+/// Whether the worker goes on after a loaded period.
+enum Served {
+    /// The model was unloaded after its keep-alive without a request.
+    Idle,
+    /// The provider was dropped.
+    Closed,
+}
+
+/// The model thread: what it serves and how.
+struct Worker {
+    spec: GgufModel,
+    threads: usize,
+    keep_loaded: Duration,
+    loaded: Arc<AtomicBool>,
+}
+
+impl Worker {
+    /// Checks that the model loads, then waits for requests: the model is
+    /// loaded for a request and unloaded once idle for `keep_loaded`.
+    fn run(self, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<Result<(), LlmError>>) {
+        let checked = Loaded::new(&self.spec, self.threads).and_then(|loaded| loaded.context().map(drop));
+        let failed = checked.is_err();
+        let _ = ready.send(checked);
+        if failed {
             return;
         }
-    };
-    let all_cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(spec.context))
-        .with_n_batch(BATCH as u32)
-        .with_n_threads(threads as i32)
-        .with_n_threads_batch(all_cores.max(threads) as i32);
-    let mut ctx = match model.new_context(backend, params) {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            let _ = ready.send(Err(model_error(format!("cannot create a context: {e}"))));
-            return;
-        }
-    };
-    let _ = ready.send(Ok(()));
-    let mut session = Session { model: &model, spec: &spec, cached: Vec::new() };
-    while let Ok(job) = jobs.recv() {
-        let events = job.events.clone();
-        let result = session.generate(&mut ctx, &job);
-        let _ = events.send(match result {
-            Ok(completion) => Event::Done(completion),
-            Err(e) => {
-                // The cache may hold a half-decoded prompt: forget it.
-                session.cached.clear();
-                let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
-                Event::Failed(e)
+        while let Ok(job) = jobs.recv() {
+            self.loaded.store(true, Ordering::SeqCst);
+            let served = self.serve(job, &jobs);
+            self.loaded.store(false, Ordering::SeqCst);
+            if let Served::Closed = served {
+                return;
             }
-        });
+        }
+    }
+
+    /// Loads the model and answers `first` and every request that follows
+    /// within `keep_loaded` of the previous one.
+    fn serve(&self, first: Job, jobs: &mpsc::Receiver<Job>) -> Served {
+        let loaded = match Loaded::new(&self.spec, self.threads) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                let _ = first.events.send(Event::Failed(e));
+                return Served::Idle;
+            }
+        };
+        let mut ctx = match loaded.context() {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                let _ = first.events.send(Event::Failed(e));
+                return Served::Idle;
+            }
+        };
+        let mut session = Session { model: &loaded.model, spec: &self.spec, cached: Vec::new() };
+        let mut job = first;
+        loop {
+            let events = job.events.clone();
+            let result = session.generate(&mut ctx, &job);
+            let _ = events.send(match result {
+                Ok(completion) => Event::Done(completion),
+                Err(e) => {
+                    // The cache may hold a half-decoded prompt: forget it.
+                    session.cached.clear();
+                    let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
+                    Event::Failed(e)
+                }
+            });
+            job = match jobs.recv_timeout(self.keep_loaded) {
+                Ok(next) => next,
+                Err(RecvTimeoutError::Timeout) => return Served::Idle,
+                Err(RecvTimeoutError::Disconnected) => return Served::Closed,
+            };
+        }
+    }
+}
+
+impl GgufModel {
+    fn error(&self, message: String) -> LlmError {
+        LlmError::Model { path: self.path.clone(), message }
+    }
+}
+
+/// A model's weights, loaded (memory-mapped) by llama.cpp.
+struct Loaded<'s> {
+    spec: &'s GgufModel,
+    backend: &'static LlamaBackend,
+    model: LlamaModel,
+    threads: usize,
+}
+
+impl<'s> Loaded<'s> {
+    fn new(spec: &'s GgufModel, threads: usize) -> Result<Loaded<'s>, LlmError> {
+        let backend = backend()?;
+        let model = LlamaModel::load_from_file(backend, &spec.path, &LlamaModelParams::default()).map_err(|e| spec.error(e.to_string()))?;
+        Ok(Loaded { spec, backend, model, threads })
+    }
+
+    /// A context (its KV cache) for the model.
+    fn context(&self) -> Result<LlamaContext<'_>, LlmError> {
+        let all_cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.spec.context))
+            .with_n_batch(BATCH as u32)
+            .with_n_threads(self.threads as i32)
+            .with_n_threads_batch(all_cores.max(self.threads) as i32);
+        self.model.new_context(self.backend, params).map_err(|e| self.spec.error(format!("cannot create a context: {e}")))
     }
 }
 

@@ -5,19 +5,44 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use kea_llm::llama::LlamaProvider;
-use kea_llm::select::{find_gguf, LlmSettings};
+use kea_llm::select::{find_gguf, GgufModel, LlmSettings};
 use kea_llm::{Finish, Message, Provider, Request, Role};
 
 fn models_dir() -> PathBuf {
     std::env::var_os("KEA_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"))
 }
 
-fn load(id: &str) -> LlamaProvider {
+fn gguf(id: &str) -> GgufModel {
     let settings = LlmSettings { embedded_model: id.into(), model_dirs: vec![models_dir()], ..Default::default() };
-    let model = find_gguf(&settings).unwrap_or_else(|| panic!("model {id} not installed in {}: run `make models`", models_dir().display()));
-    LlamaProvider::load(&model, None).unwrap()
+    find_gguf(&settings).unwrap_or_else(|| panic!("model {id} not installed in {}: run `make models`", models_dir().display()))
+}
+
+fn load(id: &str) -> LlamaProvider {
+    LlamaProvider::load(&gguf(id), None).unwrap()
+}
+
+/// An idle app does not hold the model: it is loaded for a request, kept
+/// while requests follow, and unloaded after its keep-alive.
+#[test]
+fn the_model_is_in_memory_only_from_a_request_to_its_keep_alive() {
+    let llm = LlamaProvider::load_keeping(&gguf("smollm2-135m-instruct"), None, Duration::from_millis(1500)).unwrap();
+    assert!(!llm.is_loaded(), "checked at load, then unloaded until asked");
+    let mut request = Request::new(vec![Message::new(Role::User, "Say hello.")]);
+    request.max_tokens = 4;
+    for _ in 0..2 {
+        assert!(llm.complete(&request, &mut |_| {}, &|| false).unwrap().tokens > 0);
+        assert!(llm.is_loaded());
+    }
+    let waited = std::time::Instant::now();
+    while llm.is_loaded() {
+        assert!(waited.elapsed() < Duration::from_secs(30), "the model was never unloaded");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(waited.elapsed() >= Duration::from_millis(1000), "unloaded before its keep-alive: {:?}", waited.elapsed());
+    assert!(llm.complete(&request, &mut |_| {}, &|| false).unwrap().tokens > 0, "loaded again for the next request");
 }
 
 #[test]
