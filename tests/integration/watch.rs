@@ -124,3 +124,21 @@ fn cancel_stops_a_run_the_watcher_started_and_the_watcher_goes_on() {
     assert_eq!(engine.search("Written after the cancel", 1, kea_engine::SearchMode::Fts).unwrap()[0].chunk.source, "later.md");
     handle.stop();
 }
+
+/// A quiet app unloads the indexing instance of the embedding model (the
+/// watcher asks after `RELEASE_MODEL_AFTER`); the next change loads it again.
+#[test]
+fn the_indexing_model_is_released_when_idle_and_loads_again_for_a_change() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("first.md"), "# First\n\nMacaws crack palm nuts.\n").unwrap();
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    let engine = Engine::open(config).unwrap();
+    engine.sync(&(), &kea_engine::CancelToken::new()).unwrap();
+    assert!(!engine.release_idle_models(Duration::from_secs(3600)), "just used: kept");
+    assert!(engine.release_idle_models(Duration::ZERO), "unused for the time asked: unloaded");
+    assert!(!engine.release_idle_models(Duration::ZERO), "nothing left to unload");
+    std::fs::write(sandbox.path("second.md"), "# Second\n\nKakapo boom at night.\n").unwrap();
+    assert_eq!(engine.sync(&(), &kea_engine::CancelToken::new()).unwrap().processed, 1);
+    assert_eq!(engine.search("kakapo boom at night", 1, kea_engine::SearchMode::Dense).unwrap()[0].chunk.source, "second.md");
+}

@@ -153,6 +153,8 @@ pub struct Engine {
     /// A second, single-threaded instance of the same model for queries, so a
     /// query never waits behind an ingest batch (the watcher may be indexing).
     query_embedder: Mutex<Option<Box<dyn Embedder>>>,
+    /// When a sync last used `embedder`.
+    embedder_used: Mutex<Instant>,
     /// Loaded on first use; a load failure is kept so queries fall back fast.
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
@@ -271,6 +273,7 @@ impl Engine {
             vectors: RwLock::new(vectors),
             embedder: Mutex::new(None),
             query_embedder: Mutex::new(None),
+            embedder_used: Mutex::new(Instant::now()),
             reranker: Mutex::new(None),
             sync_lock: Mutex::new(()),
             ocr: std::sync::OnceLock::new(),
@@ -334,7 +337,17 @@ impl Engine {
             }
             *slot = Some(model);
         }
+        *self.embedder_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         f(slot.as_deref_mut().expect("embedder was just loaded"))
+    }
+
+    /// Unloads the indexing instance of the embedding model when no sync
+    /// has used it for `idle` (it loads again for the next change). The
+    /// query instance stays, so searches stay fast. True if it was unloaded.
+    pub fn release_idle_models(&self, idle: Duration) -> bool {
+        let Ok(mut slot) = self.embedder.try_lock() else { return false };
+        let unused = self.embedder_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle;
+        unused && slot.take().is_some()
     }
 
     /// A team collection keeps the model it was made with: another model

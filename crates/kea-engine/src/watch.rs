@@ -3,7 +3,8 @@
 //! synced alone. A full sync catches anything events missed: when the
 //! system says events were dropped, when `kea.toml` changes, and every
 //! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
-//! quiet for [`QUIET`], pending vector changes are saved.
+//! quiet for [`QUIET`], pending vector changes are saved, and the indexing
+//! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -23,6 +24,9 @@ use crate::scan::is_indexable;
 pub const QUIET: Duration = Duration::from_secs(5);
 /// How often the whole folder is compared with the index anyway.
 pub const FULL_SYNC_EVERY: Duration = Duration::from_secs(15 * 60);
+/// The indexing instance of the embedding model is unloaded after this
+/// long without a change to index (a quiet app keeps only the query one).
+pub const RELEASE_MODEL_AFTER: Duration = Duration::from_secs(5 * 60);
 
 /// What wakes the watcher's thread.
 enum Wake {
@@ -103,6 +107,7 @@ impl Watcher {
                 Err(RecvTimeoutError::Timeout) if last_full.elapsed() >= FULL_SYNC_EVERY => Wake::Rescan,
                 Err(RecvTimeoutError::Timeout) => {
                     self.report(self.engine.save_pending_vectors());
+                    self.engine.release_idle_models(RELEASE_MODEL_AFTER);
                     continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
