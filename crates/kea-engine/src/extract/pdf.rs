@@ -13,7 +13,7 @@ use pdf_extract::content::Operation;
 use pdf_extract::Document;
 
 use super::ocr::NO_OCR_ENGINE;
-use super::pdf_lines::{lines_of_text, structure, Line, LineCollector};
+use super::pdf_lines::{lines_of_text, structure, Line, LineCollector, OutlineEntry};
 use super::{ExtractContext, Extracted};
 
 /// A page with fewer visible characters than this is taken for a scan.
@@ -28,12 +28,12 @@ pub(super) fn extract(bytes: &[u8], context: &ExtractContext) -> Result<Extracte
     SILENCE_PANICS.with(|s| s.set(true));
     let result = panic::catch_unwind(AssertUnwindSafe(|| extract_pages(bytes)));
     SILENCE_PANICS.with(|s| s.set(false));
-    let mut pages = match result {
-        Ok(pages) => pages?,
+    let (mut pages, outline) = match result {
+        Ok(read) => read?,
         Err(_) => return Err("malformed PDF: the PDF parser gave up on this file".into()),
     };
     read_scanned_pages(bytes, &mut pages, context)?;
-    let doc = structure(&pages);
+    let doc = structure(&pages, &outline);
     if doc.blocks.is_empty() {
         return Err("no text in this PDF, not even by OCR of its pages".into());
     }
@@ -63,7 +63,8 @@ fn read_scanned_pages(bytes: &[u8], pages: &mut [(u32, Vec<Line>)], context: &Ex
     Ok(())
 }
 
-fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, Vec<Line>)>, String> {
+/// The pages' lines, and the outline (bookmarks) if the PDF has one.
+fn extract_pages(bytes: &[u8]) -> Result<(Vec<(u32, Vec<Line>)>, Vec<OutlineEntry>), String> {
     let mut doc = Document::load_mem(bytes).map_err(|e| format!("malformed PDF: {e}"))?;
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err("encrypted PDF: it needs a password, which Kea does not support".into());
@@ -75,7 +76,10 @@ fn extract_pages(bytes: &[u8]) -> Result<Vec<(u32, Vec<Line>)>, String> {
         pdf_extract::output_doc_page(&doc, &mut lines, page).map_err(|e| format!("malformed PDF (page {page}): {e}"))?;
         pages.push((page, lines.finish()));
     }
-    Ok(pages)
+    let outline = doc
+        .get_toc()
+        .map_or_else(|_| Vec::new(), |toc| toc.toc.into_iter().map(|e| OutlineEntry { level: e.level, title: e.title, page: e.page as u32 }).collect());
+    Ok((pages, outline))
 }
 
 /// Rewrites `string '` as `T* string Tj` and `aw ac string "` as
@@ -132,6 +136,11 @@ pub(crate) mod tests {
 
     /// Builds a one-font PDF whose pages draw the given content streams.
     pub(crate) fn make_pdf(pages: &[&str]) -> Vec<u8> {
+        make_pdf_with_outline(pages, &[])
+    }
+
+    /// As [`make_pdf`], with an outline of top-level `(title, page index)` bookmarks.
+    fn make_pdf_with_outline(pages: &[&str], bookmarks: &[(&str, usize)]) -> Vec<u8> {
         let mut doc = Document::with_version("1.5");
         let pages_id = doc.new_object_id();
         let font_id = doc.add_object(dictionary! {
@@ -153,14 +162,57 @@ pub(crate) mod tests {
         doc.objects.insert(
             pages_id,
             Object::Dictionary(dictionary! {
-                "Type" => "Pages", "Kids" => kids, "Count" => count, "Resources" => resources_id,
+                "Type" => "Pages", "Kids" => kids.clone(), "Count" => count, "Resources" => resources_id,
             }),
         );
-        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        let mut catalog = dictionary! { "Type" => "Catalog", "Pages" => pages_id };
+        if !bookmarks.is_empty() {
+            let outlines_id = doc.new_object_id();
+            let ids: Vec<_> = bookmarks.iter().map(|_| doc.new_object_id()).collect();
+            for (i, (title, page)) in bookmarks.iter().enumerate() {
+                let mut item = dictionary! {
+                    "Title" => Object::string_literal(*title), "Parent" => outlines_id,
+                    "Dest" => vec![kids[*page].clone(), "Fit".into()],
+                };
+                if let Some(next) = ids.get(i + 1) {
+                    item.set("Next", *next);
+                }
+                if i > 0 {
+                    item.set("Prev", ids[i - 1]);
+                }
+                doc.objects.insert(ids[i], Object::Dictionary(item));
+            }
+            let count = ids.len() as i64;
+            let outlines = dictionary! { "Type" => "Outlines", "First" => ids[0], "Last" => ids[ids.len() - 1], "Count" => count };
+            doc.objects.insert(outlines_id, Object::Dictionary(outlines));
+            catalog.set("Outlines", outlines_id);
+        }
+        let catalog_id = doc.add_object(catalog);
         doc.trailer.set("Root", catalog_id);
         let mut bytes = Vec::new();
         doc.save_to(&mut bytes).unwrap();
         bytes
+    }
+
+    #[test]
+    fn the_outline_names_the_headings_of_a_pdf_in_one_type_size() {
+        let pdf = make_pdf_with_outline(
+            &[
+                "BT /F1 12 Tf 50 780 Td (Housing) Tj 0 -40 Td (A cage wider than tall.) Tj ET",
+                "BT /F1 12 Tf 50 780 Td (Cleaning) Tj 0 -40 Td (Scrub the perches weekly.) Tj ET",
+            ],
+            &[("Housing", 0), ("Cleaning", 1)],
+        );
+        let doc = extract(&pdf, &ExtractContext::default()).unwrap();
+        let headings: Vec<(&str, Option<u32>)> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match &b.kind {
+                BlockKind::Heading { text, .. } => Some((text.as_str(), b.page)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(headings, [("Housing", Some(1)), ("Cleaning", Some(2))], "{:?}", doc.blocks);
     }
 
     #[test]

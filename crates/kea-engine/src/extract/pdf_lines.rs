@@ -1,7 +1,9 @@
 //! A PDF page as lines with their type size, and a document's structure
-//! from them: lines set clearly larger than the body text are headings
-//! (the largest size is level 1), the rest paragraphs split at wide gaps.
-//! The line breaking follows pdf-extract's plain-text output.
+//! from them. Headings come from the PDF's outline (bookmarks) when its
+//! entries are found on their pages, at the outline's levels; otherwise
+//! lines set clearly larger than the body text are headings (the largest
+//! size is level 1). The rest are paragraphs split at wide gaps. The line
+//! breaking follows pdf-extract's plain-text output.
 
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
@@ -115,34 +117,76 @@ pub(super) fn lines_of_text(text: &str) -> Vec<Line> {
     lines
 }
 
-/// The document from its pages' lines: headings by type size, paragraphs between.
-pub(super) fn structure(pages: &[(u32, Vec<Line>)]) -> Extracted {
-    let body = body_size(pages);
-    let mut heading_sizes: Vec<f64> = pages.iter().flat_map(|(_, lines)| lines).filter(|l| is_heading(l, body)).map(|l| l.size).collect();
-    heading_sizes.sort_by(|a, b| b.total_cmp(a));
-    heading_sizes.dedup_by(|a, b| (*a - *b).abs() < 0.5);
-    let level_of = |size: f64| heading_sizes.iter().position(|s| (s - size).abs() < 0.5).map_or(DEEPEST_LEVEL, |i| (i + 1).min(DEEPEST_LEVEL)) as u8;
+/// An entry of the PDF's outline: its 1-based level, title and page.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct OutlineEntry {
+    pub level: usize,
+    pub title: String,
+    pub page: u32,
+}
 
+/// Which lines are headings, and their levels.
+enum Headings {
+    /// Lines equal to an outline entry's title on the entry's page.
+    Outline(std::collections::HashMap<(u32, String), u8>),
+    /// Lines set larger than the body text (its size), by size.
+    TypeSize { body: f64, sizes: Vec<f64> },
+}
+
+impl Headings {
+    /// The outline when any of its entries is on its page, else type sizes.
+    fn of(pages: &[(u32, Vec<Line>)], outline: &[OutlineEntry]) -> Headings {
+        let entries: std::collections::HashMap<(u32, String), u8> =
+            outline.iter().map(|e| ((e.page, comparable(&e.title)), e.level.clamp(1, DEEPEST_LEVEL) as u8)).collect();
+        let found = pages.iter().any(|(page, lines)| lines.iter().any(|l| entries.contains_key(&(*page, comparable(&l.text)))));
+        if found {
+            return Headings::Outline(entries);
+        }
+        let body = body_size(pages);
+        let mut sizes: Vec<f64> = pages.iter().flat_map(|(_, lines)| lines).filter(|l| is_heading(l, body)).map(|l| l.size).collect();
+        sizes.sort_by(|a, b| b.total_cmp(a));
+        sizes.dedup_by(|a, b| (*a - *b).abs() < 0.5);
+        Headings::TypeSize { body, sizes }
+    }
+
+    /// The heading level of `line` on `page`, if it is a heading.
+    fn level(&self, page: u32, line: &Line) -> Option<u8> {
+        match self {
+            Headings::Outline(entries) => entries.get(&(page, comparable(&line.text))).copied(),
+            Headings::TypeSize { body, sizes } => is_heading(line, *body)
+                .then(|| sizes.iter().position(|s| (s - line.size).abs() < 0.5).map_or(DEEPEST_LEVEL, |i| (i + 1).min(DEEPEST_LEVEL)) as u8),
+        }
+    }
+}
+
+/// A title or line as compared with the other: words, lower case.
+fn comparable(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The document from its pages' lines (and the PDF's outline): headings
+/// (consecutive lines of one level merge), paragraphs between.
+pub(super) fn structure(pages: &[(u32, Vec<Line>)], outline: &[OutlineEntry]) -> Extracted {
+    let headings = Headings::of(pages, outline);
     let mut doc = Extracted::default();
     for (page, lines) in pages {
         let mut paragraph: Vec<&str> = Vec::new();
-        let mut heading: Option<(f64, Vec<&str>)> = None;
+        let mut heading: Option<(u8, Vec<&str>)> = None;
         for line in lines {
-            let starts_heading = is_heading(line, body);
-            let continues_heading = heading.as_ref().is_some_and(|(size, _)| starts_heading && (size - line.size).abs() < 0.5 && !line.gap_before);
+            let level = headings.level(*page, line);
+            let continues_heading = heading.as_ref().is_some_and(|(l, _)| Some(*l) == level && !line.gap_before);
             if !continues_heading {
-                flush_heading(&mut doc, &mut heading, *page, &level_of);
+                flush_heading(&mut doc, &mut heading, *page);
             }
-            if starts_heading || line.gap_before {
+            if level.is_some() || line.gap_before {
                 flush_paragraph(&mut doc, &mut paragraph, *page);
             }
-            if starts_heading {
-                heading.get_or_insert_with(|| (line.size, Vec::new())).1.push(&line.text);
-            } else {
-                paragraph.push(&line.text);
+            match level {
+                Some(level) => heading.get_or_insert_with(|| (level, Vec::new())).1.push(&line.text),
+                None => paragraph.push(&line.text),
             }
         }
-        flush_heading(&mut doc, &mut heading, *page, &level_of);
+        flush_heading(&mut doc, &mut heading, *page);
         flush_paragraph(&mut doc, &mut paragraph, *page);
     }
     doc
@@ -161,11 +205,11 @@ fn body_size(pages: &[(u32, Vec<Line>)]) -> f64 {
     chars_by_size.into_iter().max_by_key(|&(size, chars)| (chars, -size)).map_or(0.0, |(size, _)| size as f64 / 2.0)
 }
 
-fn flush_heading(doc: &mut Extracted, heading: &mut Option<(f64, Vec<&str>)>, page: u32, level_of: &dyn Fn(f64) -> u8) {
-    if let Some((size, lines)) = heading.take() {
+fn flush_heading(doc: &mut Extracted, heading: &mut Option<(u8, Vec<&str>)>, page: u32) {
+    if let Some((level, lines)) = heading.take() {
         let text = lines.join(" ");
         let range = push_block(&mut doc.plain, &text);
-        doc.blocks.push(Block { kind: BlockKind::Heading { level: level_of(size), text }, range, page: Some(page) });
+        doc.blocks.push(Block { kind: BlockKind::Heading { level, text }, range, page: Some(page) });
     }
 }
 
@@ -191,7 +235,7 @@ mod tests {
             (1, vec![line("Keeping birds", 20.0, false), line("Cages", 16.0, true), line("Size matters.", 12.0, true), line("Bars too.", 12.0, false)]),
             (2, vec![line("Perches and", 16.0, false), line("cleaning", 16.0, false), line("Clean daily.", 12.0, true), line("Scrub weekly.", 12.0, true)]),
         ];
-        let doc = structure(&pages);
+        let doc = structure(&pages, &[]);
         let blocks: Vec<(String, &str, Option<u32>)> = doc
             .blocks
             .iter()
@@ -216,10 +260,33 @@ mod tests {
 
     #[test]
     fn text_of_one_size_or_from_ocr_has_no_headings() {
-        let uniform = structure(&[(1, vec![line("A title?", 12.0, false), line("Body.", 12.0, true)])]);
+        let uniform = structure(&[(1, vec![line("A title?", 12.0, false), line("Body.", 12.0, true)])], &[]);
         assert!(uniform.blocks.iter().all(|b| b.kind == BlockKind::Paragraph));
-        let ocr = structure(&[(3, lines_of_text("First line\nsecond line\n\nNext paragraph\n"))]);
+        let ocr = structure(&[(3, lines_of_text("First line\nsecond line\n\nNext paragraph\n"))], &[]);
         let texts: Vec<&str> = ocr.blocks.iter().map(|b| &ocr.plain[b.range.clone()]).collect();
         assert_eq!(texts, ["First line\nsecond line", "Next paragraph"]);
+    }
+
+    #[test]
+    fn an_outline_found_on_its_pages_gives_the_headings_and_their_levels() {
+        let pages = vec![
+            (1, vec![line("Keeping birds", 20.0, false), line("Housing", 12.0, true), line("Size matters.", 12.0, true)]),
+            (2, vec![line("Cleaning  the cage", 12.0, false), line("Scrub weekly.", 12.0, true), line("Diet", 12.0, true)]),
+        ];
+        let entry = |level, title: &str, page| OutlineEntry { level, title: title.into(), page };
+        let outline = [entry(1, "Housing", 1), entry(2, "Cleaning the cage", 2), entry(1, "Diet", 3)];
+        let doc = structure(&pages, &outline);
+        let headings: Vec<(u8, &str, Option<u32>)> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match &b.kind {
+                BlockKind::Heading { level, text } => Some((*level, text.as_str(), b.page)),
+                _ => None,
+            })
+            .collect();
+        // The large title is not in the outline; "Diet" is, but on another page.
+        assert_eq!(headings, [(1, "Housing", Some(1)), (2, "Cleaning  the cage", Some(2))]);
+        let elsewhere = structure(&pages, &[entry(1, "Not in the text", 1)]);
+        assert!(elsewhere.blocks.iter().any(|b| b.kind == BlockKind::Heading { level: 1, text: "Keeping birds".into() }), "type sizes apply");
     }
 }
