@@ -13,7 +13,7 @@ use pdf_extract::content::Operation;
 use pdf_extract::Document;
 
 use super::ocr::NO_OCR_ENGINE;
-use super::pdf_lines::{lines_of_text, structure, Line, LineCollector, OutlineEntry};
+use super::pdf_lines::{lines_of_text, structure, Line, LineCollector, OutlineEntry, Pages};
 use super::{ExtractContext, Extracted};
 
 /// A page with fewer visible characters than this is taken for a scan.
@@ -64,7 +64,7 @@ fn read_scanned_pages(bytes: &[u8], pages: &mut [(u32, Vec<Line>)], context: &Ex
 }
 
 /// The pages' lines, and the outline (bookmarks) if the PDF has one.
-fn extract_pages(bytes: &[u8]) -> Result<(Vec<(u32, Vec<Line>)>, Vec<OutlineEntry>), String> {
+fn extract_pages(bytes: &[u8]) -> Result<(Pages, Vec<OutlineEntry>), String> {
     let mut doc = Document::load_mem(bytes).map_err(|e| format!("malformed PDF: {e}"))?;
     if doc.is_encrypted() && doc.decrypt("").is_err() {
         return Err("encrypted PDF: it needs a password, which Kea does not support".into());

@@ -18,6 +18,9 @@ pub(super) struct Line {
     pub gap_before: bool,
 }
 
+/// A document's pages (1-based numbers) and their lines.
+pub(super) type Pages = Vec<(u32, Vec<Line>)>;
+
 /// Type at least this much larger than the body text makes a heading.
 const HEADING_RATIO: f64 = 1.2;
 /// Longer lines are text set large, not headings.

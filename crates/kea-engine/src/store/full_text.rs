@@ -65,9 +65,15 @@ impl Store {
     pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
         let terms = segment::query_terms(query);
         let (counts, chunks) = self.token_chunk_counts(&terms)?;
-        let (weighted, unweighted): (Vec<(String, usize)>, Vec<(String, usize)>) =
-            terms.into_iter().zip(counts).filter(|&(_, n)| n > 0).partition(|&(_, n)| carries_weight(n, chunks));
-        let mut found = match any_of(weighted.into_iter().map(|t| t.0)) {
+        let (mut weighted, mut unweighted) = (Vec::new(), Vec::new());
+        for (term, n) in terms.into_iter().zip(counts).filter(|&(_, n)| n > 0) {
+            if carries_weight(n, chunks) {
+                weighted.push(term)
+            } else {
+                unweighted.push(term)
+            }
+        }
+        let mut found = match any_of(weighted.into_iter()) {
             Some(expression) => {
                 let mut stmt =
                     self.conn.prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY bm25(chunks_fts) LIMIT ?2")?;
@@ -77,7 +83,7 @@ impl Store {
             None => Vec::new(),
         };
         if found.len() < k {
-            if let Some(expression) = any_of(unweighted.into_iter().map(|t| t.0)) {
+            if let Some(expression) = any_of(unweighted.into_iter()) {
                 let seen: HashSet<u64> = found.iter().map(|f| f.0).collect();
                 let mut stmt = self.conn.prepare_cached("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT ?2")?;
                 let rows = stmt.query_map(params![expression, k as i64], |r| r.get::<_, i64>(0))?;
