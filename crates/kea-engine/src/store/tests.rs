@@ -76,6 +76,23 @@ fn full_text_search_accepts_any_text() {
 }
 
 #[test]
+fn a_word_in_half_the_chunks_or_more_only_fills_the_places_left() {
+    let mut store = Store::open_in_memory().unwrap();
+    let texts = ["Parrots of the alpine zone: the kea", "Parrots that boom at night: the kakapo", "Parrots with long tails: the macaw"];
+    store.apply(&[replace("a.md", texts.iter().enumerate().map(|(i, t)| chunk(i, t, 0.1)).collect())]).unwrap();
+    let text_of = |id: u64| store.chunks_by_ids(&[id]).unwrap()[0].text.clone();
+    let hits = store.fts_search("kakapo parrots", 5).unwrap();
+    assert_eq!(hits.len(), 3, "every chunk with either word: {hits:?}");
+    assert_eq!(text_of(hits[0].0), texts[1]);
+    assert!(hits[0].1 > 0.1 && hits[1..].iter().all(|h| h.1 < 1e-5), "BM25 weighs only the rarer word: {hits:?}");
+    assert_eq!(store.fts_search("parrots", 5).unwrap().len(), 3, "a word in every chunk still finds them");
+    let terms = ["parrot".to_string(), "kakapo".to_string()];
+    assert_eq!(store.token_chunk_counts(&terms).unwrap(), (vec![3, 1], 3));
+    store.apply(&[replace("b.md", vec![chunk(0, "A kakapo chick", 0.2)])]).unwrap();
+    assert_eq!(store.token_chunk_counts(&terms).unwrap(), (vec![3, 2], 4), "counts are new after a change");
+}
+
+#[test]
 fn switching_model_drops_every_vector() {
     let mut store = Store::open_in_memory().unwrap();
     store.switch_model("m1", 2).unwrap();
