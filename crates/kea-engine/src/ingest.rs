@@ -271,8 +271,8 @@ impl Indexer<'_> {
             }
         }
         let context = ExtractContext { ocr: self.ocr.cloned(), deadline: Instant::now() + self.budget.for_size(file.size) };
-        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)) {
-            Some(reader) => reader.extract(file.kind, bytes, &context).map(|doc| {
+        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)).and_then(ReaderProcess::start) {
+            Some(child) => child.extract(file.kind, bytes, &context).map(|doc| {
                 let chunks = chunk_document(&doc, &self.chunking);
                 (doc, chunks)
             }),

@@ -56,18 +56,27 @@ impl ReaderProcess {
         matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image)
     }
 
-    /// Extracts `bytes` in a child process within the context's deadline
-    /// and this reader's memory. `Err` is the document's status message.
-    pub fn extract(&self, kind: DocKind, bytes: Vec<u8>, context: &ExtractContext) -> Result<Extracted, String> {
+    /// Starts a reader; `None` when it cannot be started (the caller
+    /// reads in its own process).
+    pub fn start(&self) -> Option<ReaderChild> {
+        let child = Command::new(&self.exe).arg(READ_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
+        Some(ReaderChild { child, memory_mb: self.memory_mb })
+    }
+}
+
+/// A started reader process, for one document.
+pub struct ReaderChild {
+    child: std::process::Child,
+    memory_mb: u64,
+}
+
+impl ReaderChild {
+    /// Extracts `bytes` within the context's deadline and the reader's
+    /// memory. `Err` is the document's status message.
+    pub fn extract(mut self, kind: DocKind, bytes: Vec<u8>, context: &ExtractContext) -> Result<Extracted, String> {
         let budget = context.deadline.saturating_duration_since(Instant::now());
         let job = Job { kind, ocr: context.ocr.clone(), seconds: budget.as_secs_f64(), memory_mb: self.memory_mb };
-        let mut child = Command::new(&self.exe)
-            .arg(READ_ARG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start the document reader {}: {e}", self.exe.display()))?;
+        let child = &mut self.child;
         let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let header = serde_json::to_vec(&job).map_err(|e| e.to_string())?;
         std::thread::spawn(move || stdin.map(|mut s| s.write_all(&header).and_then(|()| s.write_all(b"\n")).and_then(|()| s.write_all(&bytes))));
