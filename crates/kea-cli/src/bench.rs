@@ -81,8 +81,8 @@ pub enum BenchCommand {
     },
     /// A large index with real embeddings, kept in DIR: cold start, memory, dense/BM25/hybrid latency, an edit searchable.
     Scale {
-        /// Files in the corpus (about 3 chunks each).
-        #[arg(long, default_value_t = 34_000)]
+        /// Files in the corpus (about 2.65 chunks each: 37,500 make ~100k chunks).
+        #[arg(long, default_value_t = 37_500)]
         files: usize,
         /// Where the corpus and its index are kept between runs.
         #[arg(long, default_value = "bench-scale")]
