@@ -245,9 +245,9 @@ fn embedding_texts(knowledge: &Path, chunking: &kea_engine::chunk::ChunkConfig) 
     Ok(texts)
 }
 
-pub(crate) const SUBJECTS: &[&str] = &["The cockatiel", "A young budgerigar", "The African grey", "This macaw", "A sun conure", "The lovebird pair"];
+const SUBJECTS: &[&str] = &["The cockatiel", "A young budgerigar", "The African grey", "This macaw", "A sun conure", "The lovebird pair"];
 const VERBS: &[&str] = &["prefers", "needs", "enjoys", "avoids", "searches for", "remembers"];
-pub(crate) const OBJECTS: &[&str] = &[
+const OBJECTS: &[&str] = &[
     "fresh greens in the morning",
     "a wide cage with horizontal bars",
     "millet sprays as a treat",
@@ -259,15 +259,43 @@ pub(crate) const OBJECTS: &[&str] = &[
 ];
 const SECTIONS: &[&str] = &["Diet", "Behaviour", "Care"];
 
+/// A deterministic xorshift generator for the benchmarks' generated data.
+pub(crate) struct Rng(pub u64);
+
+impl Rng {
+    /// A generator for item `seed` of a generated collection.
+    pub fn seeded(seed: usize, salt: u64) -> Rng {
+        Rng(seed as u64 * 2_654_435_761 + salt)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A number in [0, 1).
+    pub fn unit(&mut self) -> f32 {
+        (self.next() % 1_000_000) as f32 / 1_000_000.0
+    }
+
+    /// A rank in 0..n, Zipf-like (probability ~ 1/(rank+1)).
+    pub fn zipf(&mut self, n: usize) -> usize {
+        let u = (self.below(1 << 30) as f64 + 0.5) / (1u64 << 30) as f64;
+        (((n as f64 + 1.0).powf(u)) as usize).saturating_sub(1).min(n - 1)
+    }
+}
+
 /// A deterministic markdown document of three sections (~3 chunks).
 pub(crate) fn synthetic_doc(seed: usize) -> String {
-    let mut state = seed as u64 * 2654435761 + 1;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = Rng::seeded(seed, 1);
+    let mut next = |n: usize| rng.below(n);
     let mut doc = format!("# Field notes {seed}\n\n");
     for (s, section) in SECTIONS.iter().enumerate() {
         doc.push_str(&format!("## {section}\n\n"));

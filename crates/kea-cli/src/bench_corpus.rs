@@ -16,7 +16,7 @@ use pdf_extract::{dictionary, Document, Object, Stream};
 
 use super::{peak_rss_mb, round, synthetic_doc};
 
-pub(super) const CHINESE_SENTENCES: [&str; 6] = [
+const CHINESE_SENTENCES: [&str; 6] = [
     "玄凤鹦鹉原产于澳大利亚内陆，喜欢成群生活。",
     "每天应更换饮水并清洗食盆，保持笼子干燥。",
     "鹦鹉需要多样的饮食，包括颗粒饲料、蔬菜和少量种子。",
@@ -108,8 +108,7 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
 }
 
 /// File `i` of the corpus: Markdown, Chinese text, Word or a text PDF.
-pub(super) fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
-    let english = synthetic_doc(i);
+fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
     let chinese: String = (0..12)
         .map(|k| CHINESE_SENTENCES[(i + k * 5) % CHINESE_SENTENCES.len()])
         .collect::<Vec<_>>()
@@ -117,19 +116,25 @@ pub(super) fn write_document(dir: &Path, i: usize) -> anyhow::Result<()> {
         .map(|c| c.concat())
         .collect::<Vec<_>>()
         .join("\n\n");
+    write_mixed(dir, i, &synthetic_doc(i), &format!("# 第{i}号\n\n{chinese}"))
+}
+
+/// Writes file `i` of a mixed folder from its English and Chinese Markdown:
+/// as Markdown, plain text (Chinese), Word or a text PDF (English), by `i`.
+pub(super) fn write_mixed(dir: &Path, i: usize, english: &str, chinese: &str) -> anyhow::Result<()> {
     match i % 10 {
         0..=3 => std::fs::write(dir.join(format!("notes-{i:05}.md")), english)?,
-        4 | 5 => std::fs::write(dir.join(format!("笔记-{i:05}.txt")), format!("第{i}号笔记\n\n{chinese}"))?,
-        6 => std::fs::write(dir.join(format!("report-{i:05}.docx")), docx(&english))?,
-        7 => std::fs::write(dir.join(format!("报告-{i:05}.docx")), docx(&chinese))?,
-        8 => std::fs::write(dir.join(format!("guide-{i:05}.pdf")), text_pdf(&english)?)?,
-        _ => std::fs::write(dir.join(format!("中文-{i:05}.md")), format!("# 第{i}号\n\n{chinese}"))?,
+        4 | 5 => std::fs::write(dir.join(format!("笔记-{i:05}.txt")), chinese.replace('#', ""))?,
+        6 => std::fs::write(dir.join(format!("report-{i:05}.docx")), docx(english))?,
+        7 => std::fs::write(dir.join(format!("报告-{i:05}.docx")), docx(chinese))?,
+        8 => std::fs::write(dir.join(format!("guide-{i:05}.pdf")), text_pdf(english)?)?,
+        _ => std::fs::write(dir.join(format!("中文-{i:05}.md")), chinese)?,
     }
     Ok(())
 }
 
 /// A Word file with one paragraph per paragraph of `text`.
-pub(super) fn docx(text: &str) -> Vec<u8> {
+fn docx(text: &str) -> Vec<u8> {
     let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let body: String = text.split("\n\n").map(|p| format!("<w:p><w:r><w:t>{}</w:t></w:r></w:p>", escape(p.trim_start_matches('#').trim()))).collect();
     let xml = format!(
@@ -143,7 +148,7 @@ pub(super) fn docx(text: &str) -> Vec<u8> {
 }
 
 /// A one-page PDF (Helvetica) with `text`'s lines, headings set larger.
-pub(super) fn text_pdf(text: &str) -> anyhow::Result<Vec<u8>> {
+fn text_pdf(text: &str) -> anyhow::Result<Vec<u8>> {
     let mut content = String::from("BT 14 TL 50 800 Td\n");
     for line in text.lines().filter(|l| !l.is_empty()) {
         let size = if line.starts_with('#') { 16 } else { 10 };

@@ -14,7 +14,7 @@ use kea_engine::store::{DocChange, FileFacts, NewChunk, Store};
 use kea_engine::team::TeamConfig;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 
-use super::{peak_rss_mb, percentile};
+use super::{peak_rss_mb, percentile, Rng};
 
 #[derive(serde::Serialize)]
 pub struct QueryFigures {
@@ -44,28 +44,6 @@ pub struct TeamFigures {
     second_open_ms: u64,
     second_p50_ms: f64,
     second_p99_ms: f64,
-}
-
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() % 1_000_000) as f32 / 1_000_000.0
-    }
-
-    /// A rank in 0..n, Zipf-like (probability ~ 1/(rank+1)).
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = self.unit().max(1e-6) as f64;
-        (((n as f64 + 1.0).powf(u) - 1.0) as usize).min(n - 1)
-    }
 }
 
 const SYLLABLES: &[&str] = &["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "pe", "zu", "ha", "ki", "mo", "da", "ri", "yo"];

@@ -11,8 +11,11 @@ use std::path::Path;
 use anyhow::Context;
 use kea_engine::model::{ModelPaths, DEFAULT_TEXT_MODEL};
 
-use super::corpus_bench::{docx, text_pdf};
+use super::corpus_bench::write_mixed;
+use super::Rng;
 
+/// Seeds this corpus's generators (the corpus is the same on every run).
+const SALT: u64 = 0x9E37_79B9;
 /// Topics in the corpus; a topic's documents share its words.
 const TOPICS: usize = 5_000;
 /// Specialised words per topic.
@@ -21,28 +24,6 @@ const TOPIC_WORDS: usize = 12;
 const SPECIALISED_FROM: usize = 1_500;
 /// The most frequent Chinese characters, in frequency order.
 const CHINESE_CHARACTERS: &str = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者多日都三小军二无同么经法当起与好看学进种将还分此心前面又定见只主没公从知使点业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属圆包火住调满县局照参红细引听该铁价严";
-
-/// A seeded xorshift generator (the corpus is the same on every run).
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: usize) -> Rng {
-        Rng(seed as u64 * 2_654_435_761 + 0x9E37_79B9)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    /// A rank in 0..n, Zipf-like (probability ~ 1/(rank+1)).
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.below(1 << 30) as f64 + 0.5) / (1u64 << 30) as f64;
-        (((n as f64 + 1.0).powf(u)) as usize).saturating_sub(1).min(n - 1)
-    }
-}
 
 /// The words documents and questions are made of.
 pub struct Vocabulary {
@@ -69,7 +50,7 @@ impl Vocabulary {
 
     /// Topic `t`'s specialised words in one language.
     fn topic_words(words: &[String], topic: usize) -> Vec<&str> {
-        let mut rng = Rng::new(topic + 17);
+        let mut rng = Rng::seeded(topic + 17, SALT);
         (0..TOPIC_WORDS).map(|_| words[SPECIALISED_FROM + rng.below(words.len() - SPECIALISED_FROM)].as_str()).collect()
     }
 
@@ -80,7 +61,7 @@ impl Vocabulary {
 
     /// Document `i`: three titled sections of six sentences.
     fn document(&self, i: usize, chinese: bool) -> String {
-        let mut rng = Rng::new(i);
+        let mut rng = Rng::seeded(i, SALT);
         let words = if chinese { &self.chinese } else { &self.english };
         let topic = Self::topic_words(words, i % TOPICS);
         let join = |w: Vec<&str>| if chinese { w.concat() } else { w.join(" ") };
@@ -99,21 +80,13 @@ impl Vocabulary {
 
     /// Writes document `i` as one of the mix's kinds (md, txt, docx, PDF; zh and en).
     pub fn write_document(&self, dir: &Path, i: usize) -> anyhow::Result<()> {
-        match i % 10 {
-            0..=3 => std::fs::write(dir.join(format!("notes-{i:05}.md")), self.document(i, false))?,
-            4 | 5 => std::fs::write(dir.join(format!("笔记-{i:05}.txt")), self.document(i, true).replace('#', ""))?,
-            6 => std::fs::write(dir.join(format!("report-{i:05}.docx")), docx(&self.document(i, false)))?,
-            7 => std::fs::write(dir.join(format!("报告-{i:05}.docx")), docx(&self.document(i, true)))?,
-            8 => std::fs::write(dir.join(format!("guide-{i:05}.pdf")), text_pdf(&self.document(i, false))?)?,
-            _ => std::fs::write(dir.join(format!("中文-{i:05}.md")), self.document(i, true))?,
-        }
-        Ok(())
+        write_mixed(dir, i, &self.document(i, false), &self.document(i, true))
     }
 
     /// Question `q` of `files`: two of a document's topic words and a common
     /// word, in the document's language; and the file name that answers it.
     pub fn question(&self, q: usize, files: usize) -> (String, usize) {
-        let mut rng = Rng::new(q + 1_000_003);
+        let mut rng = Rng::seeded(q + 1_000_003, SALT);
         let i = rng.below(files);
         let chinese = matches!(i % 10, 4 | 5 | 7 | 9);
         let words = if chinese { &self.chinese } else { &self.english };

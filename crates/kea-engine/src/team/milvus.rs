@@ -151,9 +151,7 @@ impl Milvus {
         let body = json!({"collectionName": collection, "vector": vector, "limit": limit.clamp(1, QUERY_WINDOW), "outputFields": fields});
         Ok(self.post("search", &body)?.as_array().cloned().unwrap_or_default())
     }
-}
 
-impl Milvus {
     /// Waits until a row written (by key) can be read and one deleted cannot.
     pub fn wait_visible(&self, collection: &str, present: Option<u64>, absent: Option<u64>) -> Result<()> {
         let started = std::time::Instant::now();
