@@ -7,6 +7,7 @@ pub const COMMANDS: &[&str] = &[
     "reindex_document",
     "delete_document",
     "import_files",
+    "pick_paths",
     "open_document",
     "document_bytes",
     "open_link",

@@ -10,11 +10,12 @@ use kea_engine::identify::{ClipClassifier, IdentifyOptions, VisionLlmClassifier}
 use kea_engine::settings::PhotoClassifier;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
+use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
     AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto, LlmInfoDto, MessageDto, ModelDto,
-    ModelRoleDto, PassageDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    ModelRoleDto, PassageDto, PickDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -28,6 +29,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         reindex_document,
         delete_document,
         import_files,
+        pick_paths,
         open_document,
         document_bytes,
         open_link,
@@ -101,12 +103,32 @@ async fn delete_document(app: AppHandle, state: State<'_, AppState>, path: Strin
 
 /// Copies dropped or picked files and folders into the knowledge folder
 /// (the watcher then indexes them), reporting each copy.
+/// Only paths the person picked or dropped are accepted.
 #[tauri::command]
 async fn import_files(state: State<'_, AppState>, paths: Vec<String>, on_progress: Channel<ImportProgressDto>) -> Result<ImportDto, ErrorDto> {
     let engine = state.engine()?;
+    let sources = paths.iter().map(|p| state.chosen(p)).collect::<Result<Vec<PathBuf>, ErrorDto>>()?;
     blocking(move || {
         let mut send = |p: &kea_engine::import::ImportProgress| drop(on_progress.send(ImportProgressDto::from(p)));
-        Ok(ImportDto::from(engine.import_with_progress(&paths.into_iter().map(PathBuf::from).collect::<Vec<_>>(), &mut send)?))
+        Ok(ImportDto::from(engine.import_with_progress(&sources, &mut send)?))
+    })
+    .await
+}
+
+/// Opens the system's file dialog (documents, a folder or a golden set) and
+/// records what the person chose, so later commands may read it.
+#[tauri::command]
+async fn pick_paths(app: AppHandle, kind: PickDto) -> Result<Vec<String>, ErrorDto> {
+    blocking(move || {
+        let dialog = app.dialog().file();
+        let picked = match kind {
+            PickDto::Documents => dialog.add_filter("Documents", kea_engine::extract::DocKind::EXTENSIONS.map(|(ext, _)| ext).as_slice()).blocking_pick_files(),
+            PickDto::Folder => dialog.blocking_pick_folders(),
+            PickDto::GoldenSet => dialog.add_filter("Golden set", &["jsonl", "json"]).blocking_pick_file().map(|f| vec![f]),
+        };
+        let paths: Vec<PathBuf> = picked.unwrap_or_default().into_iter().filter_map(|f| f.into_path().ok()).collect();
+        app.state::<AppState>().grants.grant(paths.iter().cloned());
+        Ok(paths.iter().map(|p| p.display().to_string()).collect())
     })
     .await
 }
@@ -177,9 +199,10 @@ async fn identify(
     let image_model =
         std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
     let use_vision_llm = state.settings().models.photo_classifier == PhotoClassifier::VisionLlm;
+    let path = path.map(|p| state.chosen(&p)).transpose()?;
     blocking(move || {
         let image = match (path, bytes) {
-            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{path}: {e}")))?,
+            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", path.display())))?,
             (None, Some(bytes)) => bytes,
             (None, None) => return Err(ErrorDto::new(ErrorKind::InvalidInput, "no image given")),
         };
@@ -269,10 +292,11 @@ async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Set
 #[tauri::command]
 async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: Vec<String>) -> Result<Vec<EvalDto>, ErrorDto> {
     let engine = state.engine()?;
+    let golden = golden.map(|p| state.chosen(&p)).transpose()?;
     blocking(move || {
         use kea_engine::eval;
         let items = match golden {
-            Some(path) => eval::load_golden(std::path::Path::new(&path))?,
+            Some(path) => eval::load_golden(&path)?,
             None => {
                 let mut items = eval::parse_golden(include_str!("../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
                 items.extend(eval::parse_golden(include_str!("../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);

@@ -631,6 +631,18 @@ impl From<PhotoClassifierDto> for PhotoClassifier {
     }
 }
 
+/// What the system's file dialog asks the person for (`pick_paths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PickDto {
+    /// Documents to import (Kea's file types).
+    Documents,
+    /// Folders to import.
+    Folder,
+    /// One golden set (JSONL) to evaluate.
+    GoldenSet,
+}
+
 /// What a model is for (the Models page's sections).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -824,16 +836,17 @@ impl SettingsDto {
         let path = |p: Option<String>| p.filter(|p| !p.trim().is_empty()).map(std::path::PathBuf::from);
         let text = |t: Option<String>| t.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         let mut next = previous.clone();
+        let key_typed = self.api_key.is_some();
         next.llm = LlmPreferences {
             provider: self.provider.into(),
             gguf: path(self.gguf),
             base_url: text(self.base_url),
             model: text(self.model),
-            api_key: match self.api_key {
-                Some(key) => text(Some(key)),
-                None => previous.llm.api_key.clone(),
-            },
+            api_key: text(self.api_key),
         };
+        if !key_typed {
+            next.llm.carry_key_from(&previous.llm);
+        }
         next.models_dir = path(self.models_dir);
         next.team = kea_engine::team::TeamConfig { store: text(self.team_store).unwrap_or_default(), namespace: text(self.team_namespace) };
         next.retrieval.rerank = self.rerank;
@@ -874,6 +887,7 @@ fn typescript_contract() -> String {
         IdentificationDto::decl(),
         ImportDto::decl(),
         ImportProgressDto::decl(),
+        PickDto::decl(),
         PassageDto::decl(),
         ConversationDto::decl(),
         MessageRole::decl(),
@@ -966,5 +980,20 @@ mod tests {
         let mut cleared: SettingsDto = serde_json::from_str(&json).unwrap();
         cleared.api_key = Some(String::new());
         assert_eq!(cleared.into_settings(&settings).llm.api_key, None);
+    }
+
+    /// Issue 24: the webview changes the endpoint without typing a key:
+    /// the old key is dropped, never sent to the new host.
+    #[test]
+    fn a_new_base_url_from_the_webview_drops_the_old_key() {
+        let mut settings = Settings::default();
+        settings.llm.base_url = Some("https://api.example.com/v1".into());
+        settings.llm.api_key = Some("sk-secret".into());
+        let mut moved = SettingsDto::from(&settings);
+        moved.base_url = Some("https://collector.example.net/v1".into());
+        assert_eq!(moved.into_settings(&settings).llm.api_key, None);
+        let mut same = SettingsDto::from(&settings);
+        same.model = Some("another-model".into());
+        assert_eq!(same.into_settings(&settings).llm.api_key.as_deref(), Some("sk-secret"));
     }
 }

@@ -39,6 +39,9 @@ struct AppState {
     watcher: Mutex<Option<kea_engine::WatchHandle>>,
     /// Bumped by "stop": an answer started under an older value stops.
     stop_epoch: Arc<AtomicU64>,
+    /// Files and folders the person picked in a dialog or dropped on the
+    /// window: the only paths outside Kea's folders the webview may name.
+    grants: kea_engine::access::Grants,
 }
 
 impl AppState {
@@ -58,6 +61,13 @@ impl AppState {
     fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
         let (knowledge, data_dir) = self.dirs.get().cloned().ok_or_else(ErrorDto::not_ready)?;
         Ok(engine_config(&self.settings(), knowledge, data_dir))
+    }
+
+    /// A path from the webview, if the person chose it (or it is inside the
+    /// knowledge or data folder).
+    fn chosen(&self, path: &str) -> Result<PathBuf, ErrorDto> {
+        let (knowledge, data_dir) = self.dirs.get().ok_or_else(ErrorDto::not_ready)?;
+        Ok(self.grants.check(std::path::Path::new(path), &[knowledge, data_dir])?)
     }
 
     /// Saves the settings (0600) and makes them the ones in effect.
@@ -109,6 +119,7 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
     let state = app.state::<AppState>();
     let mut settings = state.settings();
     let mut config = state.engine_config()?;
+    kea_engine::model::ModelId::parse(id)?;
     if settings.model_manager(&config).installed_dir(id).is_none() {
         return Err(ErrorDto::new(ErrorKind::ModelMissing, format!("{id} is not installed")));
     }
@@ -220,6 +231,12 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
         .manage(state)
+        .on_window_event(|window, event| {
+            // What the person drops may be imported or identified.
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                window.state::<AppState>().grants.grant(paths.iter().cloned());
+            }
+        })
         .invoke_handler(commands::handler())
         .setup(move |app| {
             start_engine(app.handle().clone(), config);
@@ -233,14 +250,15 @@ pub fn run() {
 mod capability_tests {
     include!("../command_list.rs");
 
-    /// Architecture Invariant: the webview may call Kea's own commands, listen
-    /// to events and open the file dialog, and nothing else (no shell, fs or
-    /// opener permissions); every registered command is allowed by name.
+    /// Architecture Invariant: the webview may call Kea's own commands and
+    /// listen to events, and nothing else (no shell, fs, dialog or opener
+    /// permissions: files are picked through Kea's `pick_paths`, which records
+    /// what the person chose); every registered command is allowed by name.
     #[test]
     fn capabilities_allow_exactly_kea_commands() {
         let capability: serde_json::Value = serde_json::from_str(include_str!("../capabilities/default.json")).unwrap();
         let granted: Vec<&str> = capability["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
-        let mut expected = vec!["core:event:default".to_string(), "dialog:allow-open".to_string()];
+        let mut expected = vec!["core:event:default".to_string()];
         expected.extend(COMMANDS.iter().map(|c| format!("allow-{}", c.replace('_', "-"))));
         assert_eq!(granted, expected);
 

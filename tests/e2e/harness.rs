@@ -166,19 +166,26 @@ impl App {
         }
     }
 
-    /// Calls one of the app's commands the way the UI does (`invoke`).
-    pub async fn invoke(&self, command: &str, args: Value) -> Value {
+    /// Calls one of the app's commands the way the UI does (`invoke`): its
+    /// result, or its error (`{kind, message}`).
+    pub async fn try_invoke(&self, command: &str, args: Value) -> Result<Value, Value> {
         let script = "const [command, args, done] = arguments; window.__TAURI_INTERNALS__.invoke(command, args).then((v) => done({ok: v ?? null}), (e) => done({err: e}));";
         let result = self.client.execute_async(script, vec![json!(command), args]).await.expect("invoke");
-        assert!(result.get("err").is_none(), "{command} failed: {result}");
-        result["ok"].clone()
+        match result.get("err") {
+            Some(err) => Err(err.clone()),
+            None => Ok(result["ok"].clone()),
+        }
     }
 
-    /// Imports files the way the knowledge pane's buttons do (with a
-    /// progress channel that discards what it hears).
-    pub async fn import(&self, paths: &[PathBuf]) -> Value {
-        let channel = self.client.execute("return '__CHANNEL__:' + window.__TAURI_INTERNALS__.transformCallback(() => {})", vec![]).await.expect("a channel");
-        self.invoke("import_files", json!({"paths": paths, "onProgress": channel})).await
+    /// Imports files the way a person does: dropped on the knowledge pane
+    /// (the app accepts only paths a person picked or dropped).
+    pub async fn import(&self, paths: &[PathBuf]) {
+        self.drag_files_onto(paths, "#knowledge").await;
+    }
+
+    /// A progress channel for a command, which discards what it hears.
+    pub async fn channel(&self) -> Value {
+        self.client.execute("return '__CHANNEL__:' + window.__TAURI_INTERNALS__.transformCallback(() => {})", vec![]).await.expect("a channel")
     }
 
     /// Drags `files` from a GTK window (`drag_source.py`, like a file

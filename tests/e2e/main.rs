@@ -147,8 +147,7 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     let mut app = App::start("chinese-photo-follow-up", None).await;
     app.wait_text("#engine-state", INDEXING, |t| t.contains("all-minilm")).await;
     let chinese = sample_parrots().parent().unwrap().join("鹦鹉");
-    let report = app.import(&[sample_parrots(), chinese]).await;
-    assert_eq!(report["imported"].as_array().unwrap().len(), 20, "{report}");
+    app.import(&[sample_parrots(), chinese]).await;
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("20 ")).await;
 
     app.click(r#"[role=tab][data-view="settings"]"#).await;

@@ -69,5 +69,52 @@ async fn a_photo_without_an_image_model_offers_the_download_and_the_models_page_
     }
     assert!(hub.log().iter().any(|r| r.starts_with("GET /Qdrant/clip-ViT-B-32-text/resolve/main/tokenizer.json")), "{:?}", hub.log());
     app.shot("models-page-installed").await;
+    model_ids_and_paths_from_the_webview_are_refused(&app).await;
     app.stop().await;
+}
+
+/// Issue 24: the webview's model commands refuse an id that is a path
+/// (absolute, `..`, a separator, a NUL), and its file commands refuse a path
+/// the person did not pick or drop; nothing outside Kea's folders changes
+/// or is read.
+async fn model_ids_and_paths_from_the_webview_are_refused(app: &App) {
+    let victim = app.root.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("kea-model.json"), r#"{"kind": "llm"}"#).unwrap();
+    let absolute = victim.display().to_string();
+    let channel = app.channel().await;
+    for id in [absolute.as_str(), "../../victim", "../victim", "a/../../victim", "victim\0", "..", ".downloads"] {
+        for (command, args) in [
+            ("model_remove", serde_json::json!({"id": id})),
+            ("model_install", serde_json::json!({"id": id, "onProgress": channel})),
+            ("model_use", serde_json::json!({"role": "llm", "id": id})),
+        ] {
+            let err = app.try_invoke(command, args).await.expect_err(command);
+            assert_eq!(err["kind"], "invalid_input", "{command} {id:?}: {err}");
+        }
+    }
+    assert!(victim.join("kea-model.json").is_file(), "a folder outside the models folder was touched");
+
+    // Files nobody picked: a secret next to the app's folders, a system file.
+    let secret = app.root.path().join("secret.md");
+    std::fs::write(&secret, "# Secret\n\nnot for the webview\n").unwrap();
+    let photo = app.root.path().join("bird.png");
+    let outside = [secret.display().to_string(), "/etc/passwd".to_string(), photo.display().to_string()];
+    let on_event = app.channel().await;
+    for path in &outside {
+        for (command, args) in [
+            ("import_files", serde_json::json!({"paths": [path], "onProgress": channel})),
+            ("identify", serde_json::json!({"path": path, "onEvent": on_event})),
+            ("run_eval", serde_json::json!({"golden": path, "configs": ["full"]})),
+        ] {
+            let err = app.try_invoke(command, args).await.expect_err(command);
+            assert_eq!(err["kind"], "invalid_input", "{command} {path}: {err}");
+            assert!(err["message"].as_str().unwrap().contains("was not chosen"), "{err}");
+        }
+    }
+    for key in ["../secret.md", "/etc/passwd", "run.sh"] {
+        let err = app.try_invoke("open_document", serde_json::json!({"path": key})).await.expect_err("open_document");
+        assert_eq!(err["kind"], "invalid_input", "open_document {key}: {err}");
+    }
+    assert!(!app.knowledge().join("secret.md").exists(), "nothing was imported");
 }

@@ -220,3 +220,114 @@ fn hostile_files_each_get_a_status_and_the_good_files_are_all_indexed() {
     let again = sandbox.index();
     assert_eq!(again["embedded"], 0, "{again}");
 }
+
+/// The bytes of the files in a folder and its subfolders.
+fn folder_bytes(dir: &Path) -> u64 {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    entries.map(|e| if e.path().is_dir() { folder_bytes(&e.path()) } else { e.metadata().map_or(0, |m| m.len()) }).sum()
+}
+
+/// Regression (issue 24): a heading's text was copied into every chunk of
+/// its section, so a 2 MB Markdown file with a 1 MB heading grew to
+/// gigabytes in memory and in SQLite. Headings and titles are now cut.
+#[test]
+fn a_megabyte_heading_is_not_copied_into_every_chunk() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("note.md"), "# Note\n\nA small note so the index exists.\n").unwrap();
+    sandbox.index();
+    let before = folder_bytes(&sandbox.data);
+    let paragraph = "Every paragraph of this long file says the same thing about watering the garden in the evening, \
+                     when the soil is cool and the water soaks in instead of evaporating in the heat of the afternoon sun. "
+        .repeat(2);
+    let body = format!("{paragraph}\n\n").repeat((1 << 20) / (paragraph.len() + 2));
+    let heading = "Garden".repeat((1 << 20) / 6);
+    std::fs::write(sandbox.path("huge-heading.md"), format!("# {heading}\n\n{body}")).unwrap();
+
+    let child = sandbox.command(&["index", "--json"]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let (out, peak_kib) = run_with_peak_rss(child);
+    assert!(out.status.success(), "kea index failed: {}", String::from_utf8_lossy(&out.stderr));
+    let added = folder_bytes(&sandbox.data).saturating_sub(before);
+    eprintln!("a 2 MB file with a 1 MB heading: peak RSS {} MiB, store grew by {} KiB", peak_kib / 1024, added / 1024);
+    assert_eq!(sandbox.error_of("huge-heading.md"), None);
+    assert!(peak_kib < 600 * 1024, "peak RSS {} MiB", peak_kib / 1024);
+    assert!(added < 20 << 20, "the store grew by {} MiB", added >> 20);
+    let hit = &sandbox.search("watering the garden in the evening", 1)[0];
+    assert_eq!(hit["source"], "huge-heading.md");
+    assert!(hit["heading_path"].as_str().unwrap().chars().count() <= 600, "{}", hit["heading_path"].as_str().unwrap().len());
+}
+
+/// `kea` without root's power to read anything (`setpriv` drops the DAC
+/// override capabilities when the tests run as root, as in CI), so a folder
+/// with no read permission really cannot be read.
+fn without_read_override(sandbox: &Sandbox, args: &[&str]) -> std::process::Output {
+    let kea = sandbox.command(args);
+    let root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--bounding-set", "-dac_override,-dac_read_search", "--"]).arg(kea.get_program()).args(kea.get_args());
+        c
+    } else {
+        kea
+    };
+    cmd.env("KEA_MODELS_DIR", repo_root().join("models")).output().unwrap()
+}
+
+/// Regression (issue 24): a folder the walker could not read was taken for
+/// deleted, and its documents were dropped from the index.
+#[test]
+fn an_unreadable_folder_keeps_its_documents_and_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::empty();
+    std::fs::create_dir_all(sandbox.path("shared")).unwrap();
+    std::fs::write(sandbox.path("shared/minutes.md"), "# Minutes\n\nThe committee chose a blue roof.\n").unwrap();
+    std::fs::write(sandbox.path("home.md"), "# Home\n\nThe kitchen faces east.\n").unwrap();
+    sandbox.index();
+    std::fs::set_permissions(sandbox.path("shared"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::write(sandbox.path("home.md"), "# Home\n\nThe kitchen faces west now.\n").unwrap();
+    let out = without_read_override(&sandbox, &["index", "--json"]);
+    std::fs::set_permissions(sandbox.path("shared"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["removed"], 0, "{report}");
+    let errors = report["errors"].as_array().unwrap();
+    assert!(errors.iter().any(|e| e["path"] == "shared" && e["message"].as_str().unwrap().contains("cannot read this folder")), "{report}");
+    assert_eq!(sandbox.error_of("shared/minutes.md"), None, "kept as indexed");
+    assert_eq!(sandbox.search("committee blue roof", 1)[0]["source"], "shared/minutes.md");
+}
+
+/// Issue 24: a symlink to a folder outside the knowledge folder is never
+/// indexed, also when the watcher names it or a path through it; a loop of
+/// links finishes.
+#[test]
+fn links_to_folders_outside_and_loops_are_not_followed() {
+    let sandbox = Sandbox::empty();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "# Outside\n\nSECRET-OUTSIDE-TOKEN lives here.\n").unwrap();
+    std::fs::write(sandbox.path("mine.md"), "# Mine\n\nA note of my own.\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), sandbox.path("outside-dir")).unwrap();
+    std::os::unix::fs::symlink(&sandbox.knowledge, sandbox.path("loop")).unwrap();
+    let mut config = kea_engine::EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    let engine = kea_engine::Engine::open(config).unwrap();
+    let cancel = kea_engine::CancelToken::new();
+    engine.sync(&(), &cancel).unwrap();
+    let named = [sandbox.path("outside-dir"), sandbox.path("outside-dir/secret.md"), sandbox.path("loop"), sandbox.path("loop/mine.md")];
+    engine.sync_paths(&named, &(), &cancel).unwrap();
+    let paths: Vec<String> = engine.status().unwrap().documents.into_iter().map(|d| d.path).collect();
+    assert_eq!(paths, ["mine.md"]);
+}
+
+/// Issue 24: a FIFO (or any file that is not a regular file) is skipped,
+/// and reading never blocks the sync.
+#[test]
+fn a_fifo_named_like_a_document_is_skipped() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("real.md"), "# Real\n\nA real note about ferns.\n").unwrap();
+    let made = std::process::Command::new("mkfifo").arg(sandbox.path("pipe.md")).status().unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let report = sandbox.index();
+    assert!(started.elapsed() < Duration::from_secs(60), "the sync waited on the FIFO");
+    assert_eq!(report["documents"], 1, "{report}");
+    assert_eq!(sandbox.search("ferns", 1)[0]["source"], "real.md");
+}

@@ -100,3 +100,32 @@ fn a_missing_file_is_a_clear_not_found() {
     let unknown = install(&sandbox, &hub, "no-such-model");
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("in the catalog"));
 }
+
+/// Regression (issue 24): `kea models remove /some/folder` deleted it. An
+/// id that is a path (absolute, `..`, a separator; a NUL, which no argv can
+/// hold, in the engine's unit test) is refused by
+/// every `kea models` command, and nothing outside the models folder changes.
+#[test]
+fn model_ids_that_are_paths_are_refused_by_every_models_command() {
+    let sandbox = Sandbox::empty();
+    let models = models_dir(&sandbox);
+    let victim = sandbox.data.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("kea-model.json"), r#"{"kind": "llm"}"#).unwrap();
+    std::fs::write(victim.join("keep.txt"), "user data").unwrap();
+    let gguf = sandbox.data.join("model.gguf");
+    std::fs::write(&gguf, b"GGUF").unwrap();
+    let absolute = victim.display().to_string();
+    let gguf_arg = gguf.display().to_string();
+    for id in [absolute.as_str(), "../victim", "../../data/victim", "sub/../../victim", "a\\..\\victim", "..", ".downloads"] {
+        let commands: [Vec<&str>; 4] =
+            [vec!["models", "remove", id], vec!["models", "install", id], vec!["models", "use", "llm", id], vec!["models", "import", &gguf_arg, "--id", id]];
+        for args in commands {
+            let out = sandbox.command(&[["--models-dir", models.as_str()].as_slice(), &args].concat()).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && stderr.contains("is not a model id"), "kea {args:?}: {stderr}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(victim.join("keep.txt")).unwrap(), "user data");
+    assert!(!sandbox.data.join("models").join("victim").exists());
+}

@@ -74,9 +74,15 @@ fn a_file_whose_reading_never_finishes_times_out_and_the_rest_are_indexed() {
     std::fs::write(sandbox.path("typed.md"), "# Typed\n\nA note with a text layer of its own.\n").unwrap();
     // An OCR engine that never answers (it knows English, so it is used).
     let tools = tempfile::tempdir().unwrap();
+    // It also leaves a process of its own behind, which only killing the
+    // reader's whole process group ends (issue 24).
     let stuck = tools.path().join("tesseract");
-    std::fs::write(&stuck, "#!/bin/sh\nif [ \"$1\" = --list-langs ]; then printf 'List of available languages (1):\\neng\\n'; exit 0; fi\nexec sleep 600\n")
-        .unwrap();
+    let pids = tools.path().join("pids");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --list-langs ]; then printf 'List of available languages (1):\\neng\\n'; exit 0; fi\nsleep 600 &\necho $! >> {}\nexec sleep 600\n",
+        pids.display()
+    );
+    std::fs::write(&stuck, script).unwrap();
     std::fs::set_permissions(&stuck, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let started = Instant::now();
@@ -89,6 +95,13 @@ fn a_file_whose_reading_never_finishes_times_out_and_the_rest_are_indexed() {
     }
     assert_eq!(sandbox.error_of("typed.md"), None);
     assert_eq!(sandbox.search("a text layer of its own", 1)[0]["source"], "typed.md");
+    let left: Vec<String> = std::fs::read_to_string(&pids).unwrap().lines().map(str::to_string).collect();
+    assert!(left.len() >= 2, "each stuck file started its OCR tool: {left:?}");
+    for pid in &left {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let alive = state.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z') && !rest.is_empty());
+        assert!(!alive, "an OCR tool's process {pid} outlived its reader: {state}");
+    }
     // A timed-out file is not retried until it changes or is re-indexed.
     let again = run_json(&sandbox, &["index", "--json", "--file-timeout", "1"], &[("KEA_TESSERACT", stuck.as_os_str())]);
     assert_eq!(again["processed"], 0, "{again}");

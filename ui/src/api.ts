@@ -15,6 +15,7 @@ import type {
   ModelDto,
   ModelRoleDto,
   PassageDto,
+  PickDto,
   ReembedCostDto,
   RemoteEmbedderDto,
   SettingsDto,
@@ -41,6 +42,8 @@ export const api = {
     channel.onmessage = onProgress;
     return invoke<ImportDto>("import_files", { paths, onProgress: channel });
   },
+  /** The system's file dialog; Kea records what was chosen (the only paths it then accepts). */
+  pickPaths: (kind: PickDto) => invoke<string[]>("pick_paths", { kind }),
   openDocument: (path: string, page: number | null = null) => invoke<void>("open_document", { path, page }),
   documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),

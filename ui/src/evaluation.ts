@@ -1,7 +1,6 @@
 // The evaluation view: pick a golden set (shipped or the user's JSONL), run
 // it under two or more retrieval configurations, compare Recall@k / MRR /
 // nDCG side by side as a chart and a table, and list each one's misses.
-import { open } from "@tauri-apps/plugin-dialog";
 import { api, type EvalDto } from "./api";
 import { drawChart, METRICS, METRIC_LABELS } from "./chart";
 import { $, el, toast, toastError } from "./dom";
@@ -85,8 +84,8 @@ export function setupEvaluation() {
   $("eval-run").addEventListener("click", () => void run());
   $("eval-pick").addEventListener("click", async () => {
     try {
-      const chosen = await open({ multiple: false, filters: [{ name: "Golden set", extensions: ["jsonl", "json"] }] });
-      if (typeof chosen === "string") {
+      const [chosen] = await api.pickPaths("golden_set");
+      if (chosen) {
         golden = chosen;
         $("eval-golden").textContent = chosen;
         $("eval-golden").removeAttribute("data-i18n");

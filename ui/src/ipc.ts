@@ -53,6 +53,7 @@ export type ImportDto = { imported: Array<string>,
  */
 rejected: Array<[string, string]>, };
 export type ImportProgressDto = { path: string, files_done: number, files_total: number, bytes_done: number, bytes_total: number, };
+export type PickDto = "documents" | "folder" | "golden_set";
 export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
 export type ConversationDto = { id: number, title: string, };
 export type MessageRole = "user" | "assistant";

@@ -3,9 +3,7 @@
 // progress with cancel; the model in use and the index size.
 import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
-import { open } from "@tauri-apps/plugin-dialog";
 import { api, type DocumentDto, type ImportProgressDto } from "./api";
-import { DOCUMENT_EXTENSIONS } from "./ipc";
 import { identify } from "./chat";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { t } from "./i18n";
@@ -114,12 +112,7 @@ function showImportProgress(p: ImportProgressDto) {
 }
 
 async function pick(directory: boolean) {
-  const chosen = await open({
-    multiple: !directory,
-    directory,
-    filters: directory ? undefined : [{ name: "Documents", extensions: DOCUMENT_EXTENSIONS }],
-  });
-  if (chosen) await importPaths(Array.isArray(chosen) ? chosen : [chosen]);
+  await importPaths(await api.pickPaths(directory ? "folder" : "documents"));
 }
 
 /** Whether the point (CSS pixels in the window) falls on the element. */

@@ -40,7 +40,7 @@ type FileState = (String, u64, i64);
 
 /// `(path, size, mtime)` of every indexable file, and of every indexed document.
 fn disk_and_index(engine: &Engine, root: &Path) -> anyhow::Result<(Vec<FileState>, Vec<FileState>)> {
-    let mut disk: Vec<_> = kea_engine::scan::scan(root)?.into_iter().map(|f| (f.rel, f.size, f.mtime_ns)).collect();
+    let mut disk: Vec<_> = kea_engine::scan::scan(root)?.files.into_iter().map(|f| (f.rel, f.size, f.mtime_ns)).collect();
     let mut index: Vec<_> = engine.status()?.documents.into_iter().map(|d| (d.path, d.size, d.mtime_ns)).collect();
     disk.sort();
     index.sort();

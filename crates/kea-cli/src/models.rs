@@ -71,6 +71,7 @@ pub fn run(command: &ModelsCommand, config: EngineConfig, install_dir: Option<Pa
         }
         ModelsCommand::Use { role, id, reembed } => {
             let role = Role::parse(role).with_context(|| format!("unknown role {role:?} (embedder, reranker, image or llm)"))?;
+            kea_engine::model::ModelId::parse(id)?;
             anyhow::ensure!(manager.installed_dir(id).is_some(), "{id} is not installed: kea models install {id} (or kea models import)");
             if role == Role::Embedder {
                 return use_embedder(config, &mut settings, &settings_path, id, *reembed);

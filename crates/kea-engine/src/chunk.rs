@@ -92,9 +92,16 @@ pub fn chunk_document(doc: &Extracted, config: &ChunkConfig) -> Vec<Chunk> {
     chunks
 }
 
+/// The heading path, within [`MAX_HEADING_PATH_CHARS`] however deep the
+/// outline (it is copied into every chunk of the section).
 fn heading_path(headings: &[(u8, String)]) -> String {
-    headings.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" > ")
+    let mut path = headings.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" > ");
+    crate::extract::truncate_chars(&mut path, MAX_HEADING_PATH_CHARS);
+    path
 }
+
+/// The longest heading path a chunk carries.
+pub const MAX_HEADING_PATH_CHARS: usize = 3 * crate::extract::MAX_HEADING_CHARS;
 
 fn chars(text: &str) -> usize {
     text.chars().count()
@@ -188,15 +195,18 @@ fn split_block(plain: &str, range: Range<usize>, atomic: bool, config: &ChunkCon
         .collect()
 }
 
-/// Splits a range still over `limit` characters at spaces (or anywhere).
+/// Splits a range still over `limit` characters at spaces (or anywhere),
+/// in one pass (the characters left are counted down, not recounted).
 fn hard_split(text: &str, range: Range<usize>, limit: usize) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = range.start;
-    while chars(&text[start..range.end]) > limit {
+    let mut left = chars(&text[range.clone()]);
+    while left > limit {
         let slice = &text[start..range.end];
         let limit_byte = slice.char_indices().nth(limit).map_or(slice.len(), |(i, _)| i);
         let cut = slice[..limit_byte].rfind(char::is_whitespace).filter(|&i| i > limit_byte / 2).unwrap_or(limit_byte);
         let cut = if cut == 0 { limit_byte } else { cut };
+        left -= chars(&slice[..cut]);
         out.push(start..start + cut);
         start += cut;
     }
@@ -244,6 +254,17 @@ mod tests {
 
     fn chunks_of(md: &str, config: ChunkConfig) -> Vec<Chunk> {
         chunk_document(&extract(DocKind::Markdown, md.as_bytes()).unwrap(), &config)
+    }
+
+    /// Issue 24: a long unbroken range was recounted from its cut on
+    /// every split (quadratic); 4 MB of one word now splits in one pass.
+    #[test]
+    fn a_megabyte_word_splits_into_pieces_of_the_limit() {
+        let text = "x".repeat(4 << 20);
+        let pieces = hard_split(&text, 0..text.len(), 500);
+        assert_eq!(pieces.len(), (4 << 20) / 500 + 1);
+        assert!(pieces.iter().all(|p| p.len() <= 500) && pieces.last().unwrap().end == text.len());
+        assert!(pieces.windows(2).all(|w| w[0].end == w[1].start));
     }
 
     #[test]

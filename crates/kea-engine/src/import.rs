@@ -1,8 +1,12 @@
 //! Importing dropped or picked files into the knowledge folder: files are
 //! copied (never moved) under sanitised, unique names; folders are imported
 //! recursively; symbolic links, device files and unsupported types are
-//! refused with a reason. Copy progress (files and bytes of the total) is
-//! reported after each file. The watcher (or a sync) indexes what arrives.
+//! refused with a reason, and so are files over the size Kea reads and a
+//! folder that holds the knowledge folder (it would copy itself for ever).
+//! Each copy is written under a hidden name and renamed into place, so
+//! the watcher never sees half a file. Copy progress (files and bytes of
+//! the total) is reported after each file. The watcher (or a sync) indexes
+//! what arrives.
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +75,7 @@ fn measure(source: &Path) -> (usize, u64) {
 /// One import in progress: where copies go, what was done, whom to tell.
 struct Importer<'a> {
     knowledge: &'a Path,
+    max_file_bytes: u64,
     report: ImportReport,
     progress: ImportProgress,
     on_copied: &'a mut dyn FnMut(&ImportProgress),
@@ -78,11 +83,11 @@ struct Importer<'a> {
 
 impl<'a> Importer<'a> {
     /// An importer of `sources` (its totals measured) into `knowledge`.
-    fn new(knowledge: &'a Path, sources: &[PathBuf], on_copied: &'a mut dyn FnMut(&ImportProgress)) -> Self {
+    fn new(knowledge: &'a Path, max_file_bytes: u64, sources: &[PathBuf], on_copied: &'a mut dyn FnMut(&ImportProgress)) -> Self {
         let (files_total, bytes_total) =
-            sources.iter().filter(|s| !s.starts_with(knowledge)).map(|s| measure(s)).fold((0, 0), |(f, b), (f2, b2)| (f + f2, b + b2));
+            sources.iter().filter(|s| overlap(s, knowledge).is_none()).map(|s| measure(s)).fold((0, 0), |(f, b), (f2, b2)| (f + f2, b + b2));
         let progress = ImportProgress { files_total, bytes_total, ..ImportProgress::default() };
-        Importer { knowledge, report: ImportReport::default(), progress, on_copied }
+        Importer { knowledge, max_file_bytes, report: ImportReport::default(), progress, on_copied }
     }
 
     fn import_one(&mut self, source: &Path, target_dir: &Path) -> Result<()> {
@@ -103,10 +108,14 @@ impl<'a> Importer<'a> {
         } else if DocKind::from_path(source).is_none() {
             let known: Vec<String> = DocKind::EXTENSIONS.iter().map(|(ext, _)| format!(".{ext}")).collect();
             self.report.rejected.push((shown, format!("unsupported type (Kea reads {})", known.join(" "))));
+        } else if meta.len() > self.max_file_bytes {
+            self.report.rejected.push((shown, self.too_large()));
         } else {
             let name = sanitise_file_name(&source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-            let target = unique_target(target_dir, &name);
-            std::fs::copy(source, &target).map_err(|e| Error::io(format!("copying {shown}"), e))?;
+            let Some(target) = self.copy_in(source, target_dir, &name)? else {
+                self.report.rejected.push((shown, self.too_large()));
+                return Ok(());
+            };
             let rel = crate::scan::relative_key(target.strip_prefix(self.knowledge).unwrap_or(&target));
             self.progress.files_done += 1;
             self.progress.bytes_done += meta.len();
@@ -115,6 +124,33 @@ impl<'a> Importer<'a> {
             self.report.imported.push(rel);
         }
         Ok(())
+    }
+
+    fn too_large(&self) -> String {
+        format!("over the {} MB Kea reads", self.max_file_bytes / 1_000_000)
+    }
+
+    /// Copies `source` to a hidden name in `dir`, then puts it in place
+    /// under a free name (never replacing a file). `None`: it grew past
+    /// the size limit while being copied (nothing is left behind).
+    fn copy_in(&self, source: &Path, dir: &Path, name: &str) -> Result<Option<PathBuf>> {
+        let io = |what: &str, e| Error::io(format!("{what} {}", source.display()), e);
+        let mut from = std::fs::File::open(source).map_err(|e| io("opening", e))?;
+        let mut part = tempfile::Builder::new().prefix(".kea-import-").suffix(".part").tempfile_in(dir).map_err(|e| io("copying", e))?;
+        let copied = std::io::copy(&mut std::io::Read::take(&mut from, self.max_file_bytes + 1), &mut part).map_err(|e| io("copying", e))?;
+        if copied > self.max_file_bytes {
+            return Ok(None);
+        }
+        part.as_file().sync_all().map_err(|e| io("copying", e))?;
+        loop {
+            let target = unique_target(dir, name);
+            match part.persist_noclobber(&target) {
+                Ok(_) => return Ok(Some(target)),
+                // Taken in the meantime: the next free name.
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => part = e.file,
+                Err(e) => return Err(io("copying", e.error)),
+            }
+        }
     }
 
     fn import_folder(&mut self, source: &Path, target_dir: &Path) -> Result<()> {
@@ -144,15 +180,32 @@ impl Engine {
     pub fn import_with_progress(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
         let knowledge = self.knowledge_dir().to_path_buf();
         std::fs::create_dir_all(&knowledge).map_err(|e| Error::io(format!("creating {}", knowledge.display()), e))?;
-        let mut importer = Importer::new(&knowledge, sources, on_copied);
+        let mut importer = Importer::new(&knowledge, self.config().max_file_bytes, sources, on_copied);
         for source in sources {
-            if source.starts_with(&knowledge) {
-                importer.report.rejected.push((source.display().to_string(), "already in the knowledge folder".into()));
-                continue;
+            match overlap(source, &knowledge) {
+                Some(reason) => importer.report.rejected.push((source.display().to_string(), reason.into())),
+                None => importer.import_one(source, &knowledge)?,
             }
-            importer.import_one(source, &knowledge)?;
         }
         Ok(importer.report)
+    }
+}
+
+/// Why `source` cannot be imported into `knowledge` as a whole: it is
+/// inside it, or it holds it (links and `..` resolved first).
+fn overlap(source: &Path, knowledge: &Path) -> Option<&'static str> {
+    let real = |p: &Path| match (p.parent(), p.file_name()) {
+        // The last part stays as it is: a link is refused, not followed.
+        (Some(parent), Some(name)) => parent.canonicalize().map(|dir| dir.join(name)).unwrap_or_else(|_| p.to_path_buf()),
+        _ => p.canonicalize().unwrap_or_else(|_| p.to_path_buf()),
+    };
+    let (source, knowledge) = (real(source), knowledge.canonicalize().unwrap_or_else(|_| knowledge.to_path_buf()));
+    if source.starts_with(&knowledge) {
+        Some("already in the knowledge folder")
+    } else if knowledge.starts_with(&source) {
+        Some("it holds the knowledge folder (it would be copied into itself)")
+    } else {
+        None
     }
 }
 
@@ -228,11 +281,43 @@ mod tests {
         assert!(!landed.iter().any(|t| t.contains("secret")));
     }
 
+    /// Issue 24: a folder holding the knowledge folder was copied into
+    /// itself, a copy appeared half-written, and no file was too large.
+    #[test]
+    fn a_parent_folder_is_refused_and_large_files_are_not_copied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let knowledge = home.join("Documents/Kea");
+        std::fs::create_dir_all(&knowledge).unwrap();
+        std::fs::write(home.join("Documents/letter.md"), "# Letter").unwrap();
+        std::fs::write(home.join("big.txt"), vec![b'x'; (1 << 20) + 1]).unwrap();
+        std::fs::write(home.join("small.md"), "# Small").unwrap();
+        let engine_like = |sources: &[PathBuf]| {
+            let mut ignore = |_: &ImportProgress| {};
+            let mut importer = Importer::new(&knowledge, 1 << 20, sources, &mut ignore);
+            for source in sources {
+                match overlap(source, &knowledge) {
+                    Some(reason) => importer.report.rejected.push((source.display().to_string(), reason.into())),
+                    None => importer.import_one(source, &knowledge).unwrap(),
+                }
+            }
+            importer.report
+        };
+        let through_dots = knowledge.join("..").join("..");
+        let report = engine_like(&[home.clone(), home.join("Documents"), through_dots, knowledge.join("x.md"), home.join("big.txt"), home.join("small.md")]);
+        assert_eq!(report.imported, ["small.md"]);
+        let reasons: Vec<&str> = report.rejected.iter().map(|(_, why)| why.as_str()).collect();
+        assert_eq!(reasons.iter().filter(|r| r.contains("holds the knowledge folder")).count(), 3, "{reasons:?}");
+        assert!(reasons.iter().any(|r| r.contains("already in")) && reasons.iter().any(|r| r.contains("over the 1 MB")), "{reasons:?}");
+        let left: Vec<PathBuf> = walk(&knowledge);
+        assert_eq!(left, [knowledge.join("small.md")], "no partial or hidden copy is left");
+    }
+
     /// Imports `sources` one by one into `knowledge`, keeping every progress report.
     fn import_all(sources: &[PathBuf], knowledge: &Path) -> (ImportReport, Vec<ImportProgress>) {
         let mut seen = Vec::new();
         let mut record = |p: &ImportProgress| seen.push(p.clone());
-        let mut importer = Importer::new(knowledge, sources, &mut record);
+        let mut importer = Importer::new(knowledge, 1 << 20, sources, &mut record);
         for source in sources {
             importer.import_one(source, knowledge).unwrap();
         }

@@ -28,7 +28,7 @@ use crate::extract::{extract_with, ExtractContext, Extracted, Ocr};
 use crate::profile::Profile;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 use crate::reader::{timed_out, ReaderProcess};
-use crate::scan::{scan, scan_under, DiskFile};
+use crate::scan::{scan, scan_under, DiskFile, Listing};
 use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk, Store};
 use crate::vectors::VectorIndex;
 
@@ -137,10 +137,12 @@ impl Indexer<'_> {
     pub fn sync(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let started = Instant::now();
         let profile_error = self.reload_profile()?;
-        let (disk, stored) = self.compare(scope)?;
+        let (listing, stored) = self.compare(scope)?;
+        let disk = &listing.files;
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.rel.as_str()).collect();
         let to_index: Vec<&DiskFile> = disk.iter().filter(|f| needs_indexing(f, stored.get(&f.rel))).collect();
-        let mut to_remove: Vec<String> = stored.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
+        // What could not be read is not gone: its documents stay.
+        let mut to_remove: Vec<String> = stored.keys().filter(|p| !on_disk.contains(p.as_str()) && !listing.hides(p)).cloned().collect();
         to_remove.sort();
         sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
 
@@ -177,30 +179,33 @@ impl Indexer<'_> {
         if let Some(message) = profile_error {
             report.errors.insert(0, FileError { path: crate::profile::PROFILE_FILE.into(), message });
         }
+        report.errors.extend(listing.unreadable.into_iter().map(|(path, message)| FileError { path, message }));
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         sink.event(&IndexEvent::Finished { report: report.clone() });
         Ok(report)
     }
 
     /// The files on disk and the stored documents within `scope`.
-    fn compare(&self, scope: &SyncScope) -> Result<(Vec<DiskFile>, HashMap<String, DocRecord>)> {
+    fn compare(&self, scope: &SyncScope) -> Result<(Listing, HashMap<String, DocRecord>)> {
         let by_path = |docs: Vec<DocRecord>| docs.into_iter().map(|d| (d.path.clone(), d));
         let SyncScope::Paths(paths) = scope else {
             return Ok((scan(self.knowledge_dir)?, by_path(self.store().documents()?).collect()));
         };
-        let mut disk = Vec::new();
+        let mut listing = Listing::default();
         let mut stored = HashMap::new();
         for path in paths {
             let Ok(rel) = path.strip_prefix(self.knowledge_dir) else { continue };
             if rel.as_os_str().is_empty() {
                 return self.compare(&SyncScope::Everything);
             }
-            disk.extend(scan_under(self.knowledge_dir, path));
+            let found = scan_under(self.knowledge_dir, path);
+            listing.files.extend(found.files);
+            listing.unreadable.extend(found.unreadable);
             stored.extend(by_path(self.store().documents_under(&crate::scan::relative_key(rel))?));
         }
-        disk.sort_by(|a, b| a.rel.cmp(&b.rel));
-        disk.dedup_by(|a, b| a.rel == b.rel);
-        Ok((disk, stored))
+        listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        listing.files.dedup_by(|a, b| a.rel == b.rel);
+        Ok((listing, stored))
     }
 
     /// The report with the index's totals and current errors (not only this sync's).
@@ -259,10 +264,15 @@ impl Indexer<'_> {
         if file.size > self.max_file_bytes {
             return Prepared::Failed(format!("file is {} MB, over the {} MB limit", file.size / 1_000_000, self.max_file_bytes / 1_000_000));
         }
-        let bytes = match read_limited(file, self.max_file_bytes) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return Prepared::Vanished,
-            Err(message) => return Prepared::Failed(message),
+        // Reading counts against the file's time budget too (a stalled network mount).
+        let budget = self.budget.for_size(file.size);
+        let deadline = Instant::now() + budget;
+        let (owned, limit) = (file.clone(), self.max_file_bytes);
+        let bytes = match within(deadline, move || read_limited(&owned, limit)) {
+            Some(Ok(Some(bytes))) => bytes,
+            Some(Ok(None)) => return Prepared::Vanished,
+            Some(Err(message)) => return Prepared::Failed(message),
+            None => return Prepared::Failed(timed_out(budget)),
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
         if let Some(doc) = stored {
@@ -270,12 +280,14 @@ impl Indexer<'_> {
                 return Prepared::Touch;
             }
         }
-        let context = ExtractContext { ocr: self.ocr.cloned(), deadline: Instant::now() + self.budget.for_size(file.size) };
-        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)).and_then(ReaderProcess::start) {
-            Some(child) => child.extract(file.kind, bytes, &context).map(|doc| {
+        let context = ExtractContext { ocr: self.ocr.cloned(), deadline };
+        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)).map(ReaderProcess::start) {
+            Some(Ok(child)) => child.extract(file.kind, bytes, &context).map(|doc| {
                 let chunks = chunk_document(&doc, &self.chunking);
                 (doc, chunks)
             }),
+            // Without its process the file would be read without its limits.
+            Some(Err(e)) => Err(format!("the document reader could not be started ({e}): Kea does not read this file without its limits; re-index it later")),
             None => read_within_budget(file.kind, bytes, self.chunking, context),
         };
         let (mut doc, chunks) = match read {
@@ -417,13 +429,22 @@ fn facts(file: &DiskFile) -> FileFacts {
     FileFacts { path: file.rel.clone(), kind: file.kind.as_str().to_string(), size: file.size, mtime_ns: file.mtime_ns }
 }
 
-/// Reads a file up to `limit` bytes; `None` when it no longer exists.
+/// Reads a file up to `limit` bytes; `None` when it no longer exists. Only
+/// a regular file is read: the open does not wait (a FIFO put in a file's
+/// place answers at once), and anything else is refused.
 fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
-    let handle = match std::fs::File::open(&file.abs) {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    let handle = match options.open(&file.abs) {
         Ok(handle) => handle,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot open: {e}")),
     };
+    if !handle.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file (a pipe, a device or a link): skipped".into());
+    }
     let mut bytes = Vec::with_capacity(file.size.min(limit) as usize);
     handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > limit {
@@ -559,13 +580,15 @@ impl Run<'_> {
 
     /// Commits changes and applies the resulting delta to the vector index;
     /// a shared index is written first, so its failure commits nothing.
+    /// Locks are taken in the engine's one order: the store, then the vectors.
     fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
+        let mut store = self.indexer.store();
         let mut vectors = self.indexer.vectors.write().unwrap_or_else(|p| p.into_inner());
         if vectors.is_shared() {
-            self.indexer.store().apply_then(changes, |delta| vectors.apply(delta))?;
+            store.apply_then(changes, |delta| vectors.apply(delta))?;
             return Ok(());
         }
-        let delta = self.indexer.store().apply(changes)?;
+        let delta = store.apply(changes)?;
         vectors.apply(&delta)
     }
 }
@@ -599,6 +622,20 @@ mod tests {
         assert_eq!(within(deadline, || Ok(7)), Some(Ok(7)));
         let panicked = within(deadline, || -> std::result::Result<(), String> { panic!("a reader bug") }).unwrap().unwrap_err();
         assert!(panicked.starts_with("internal error"), "{panicked}");
+    }
+
+    /// Issue 24: a FIFO in a document's place blocked the open for ever.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe.md");
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        let file = DiskFile { rel: "pipe.md".into(), abs: path, kind: crate::extract::DocKind::Markdown, size: 0, mtime_ns: 0 };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(read_limited(&file, 1 << 20)));
+        let read = rx.recv_timeout(Duration::from_secs(10)).expect("the open returned");
+        assert!(read.unwrap_err().contains("not a regular file"));
     }
 
     #[test]

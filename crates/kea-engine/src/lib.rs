@@ -3,6 +3,7 @@
 //! searches it. It has no GUI dependency; the CLI and the desktop shell are
 //! thin callers of [`Engine`].
 
+pub mod access;
 pub mod chat;
 pub mod chunk;
 pub mod embed;

@@ -10,12 +10,17 @@ use crate::progress::{CancelToken, ProgressSink, SyncReport};
 use crate::store::StoredMessage;
 use crate::Engine;
 
-/// Rejects keys that are absolute or climb out (`..`), before touching disk.
+/// Rejects keys that are absolute or climb out (`..`), and files of a kind
+/// Kea does not index (a script is never opened or deleted through Kea),
+/// before touching disk.
 fn checked_key(key: &str) -> Result<&Path> {
     let path = Path::new(key);
     let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
     if key.is_empty() || !plain {
         return Err(Error::InvalidInput(format!("'{key}' is not a path inside the knowledge folder")));
+    }
+    if crate::extract::DocKind::from_path(path).is_none() {
+        return Err(Error::InvalidInput(format!("'{key}' is not a kind of document Kea reads")));
     }
     Ok(path)
 }
@@ -97,6 +102,9 @@ mod tests {
     fn keys_must_stay_inside_the_knowledge_folder() {
         for bad in ["", "../secret.md", "/etc/passwd", "a/../../b.md", "./a.md"] {
             assert_eq!(checked_key(bad).unwrap_err().kind(), crate::ErrorKind::InvalidInput, "{bad}");
+        }
+        for not_a_document in ["run.sh", "app.desktop", "tool.exe", "notes"] {
+            assert_eq!(checked_key(not_a_document).unwrap_err().kind(), crate::ErrorKind::InvalidInput, "{not_a_document}");
         }
         assert!(checked_key("parrots/kea.md").is_ok());
         assert!(checked_key("鹦鹉/玄凤 鹦鹉.md").is_ok());

@@ -5,6 +5,12 @@
 //! or loop fails alone, frees its memory and CPU, and never takes the app
 //! down. The executable running Kea (the CLI, the desktop app) calls
 //! [`serve_if_asked`] first thing; it is started again with [`READ_ARG`].
+//!
+//! The child is contained: it runs in a process group of its own (the
+//! whole group, OCR tools included, is killed when it ends or overruns),
+//! with an environment cleared of everything but what the OCR tools need
+//! (no API keys), a CPU-time limit, a scratch folder the parent deletes,
+//! and, on Linux, death when its parent dies.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, Read, Write};
@@ -20,6 +26,11 @@ pub const READ_ARG: &str = "--kea-read-document";
 
 /// The default memory a document's reader may use.
 pub const DEFAULT_MEMORY_MB: u64 = 2048;
+
+/// The most a reader may answer (its JSON): more is refused, not buffered.
+const MAX_OUTPUT_BYTES: u64 = 256 << 20;
+/// The most of a reader's error output kept for the message.
+const MAX_ERROR_BYTES: u64 = 64 << 10;
 
 /// A child's task, as a JSON line on its stdin; the file's bytes follow.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -58,16 +69,35 @@ impl ReaderProcess {
 
     /// Starts a reader; `None` when it cannot be started (the caller
     /// reads in its own process).
-    pub fn start(&self) -> Option<ReaderChild> {
-        let child = Command::new(&self.exe).arg(READ_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().ok()?;
-        Some(ReaderChild { child, memory_mb: self.memory_mb })
+    pub fn start(&self) -> std::io::Result<ReaderChild> {
+        let scratch = tempfile::Builder::new().prefix("kea-reader-").tempdir()?;
+        let mut command = Command::new(&self.exe);
+        command.arg(READ_ARG).env_clear().envs(std::env::vars_os().filter(|(key, _)| KEPT_ENV.iter().any(|k| key == k)));
+        command.env("TMPDIR", scratch.path()).current_dir(scratch.path());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        Ok(ReaderChild { child, memory_mb: self.memory_mb, _scratch: scratch, ended: None })
     }
 }
+
+/// The environment a reader keeps: finding and running the OCR tools.
+const KEPT_ENV: [&str; 6] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TESSDATA_PREFIX", "OMP_THREAD_LIMIT"];
 
 /// A started reader process, for one document.
 pub struct ReaderChild {
     child: std::process::Child,
     memory_mb: u64,
+    /// The child's temporary files (OCR pages), deleted with it.
+    _scratch: tempfile::TempDir,
+    /// The reader's exit status, once it has been ended and reaped.
+    ended: Option<std::process::ExitStatus>,
+}
+
+impl Drop for ReaderChild {
+    fn drop(&mut self) {
+        let _ = self.end();
+    }
 }
 
 impl ReaderChild {
@@ -80,28 +110,47 @@ impl ReaderChild {
         let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let header = serde_json::to_vec(&job).map_err(|e| e.to_string())?;
         std::thread::spawn(move || stdin.map(|mut s| s.write_all(&header).and_then(|()| s.write_all(b"\n")).and_then(|()| s.write_all(&bytes))));
-        let errors = std::thread::spawn(move || stderr.map(|mut s| read_text(&mut s)).unwrap_or_default());
+        let errors = std::thread::spawn(move || stderr.map(|s| read_text(&mut s.take(MAX_ERROR_BYTES))).unwrap_or_default());
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut out = Vec::new();
-            let _ = stdout.map(|mut s| s.read_to_end(&mut out));
+            let _ = stdout.map(|s| s.take(MAX_OUTPUT_BYTES + 1).read_to_end(&mut out));
             let _ = tx.send(out);
         });
-        let Ok(out) = rx.recv_timeout(budget) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(timed_out(budget));
-        };
-        let status = child.wait().map_err(|e| format!("the document reader was lost: {e}"))?;
+        // Overrun or too much output: dropping `self` kills the group.
+        let Ok(out) = rx.recv_timeout(budget) else { return Err(timed_out(budget)) };
+        if out.len() as u64 > MAX_OUTPUT_BYTES {
+            return Err(format!("the text read from this file is over {} MB; Kea skips it until it changes", MAX_OUTPUT_BYTES >> 20));
+        }
+        let status = self.end().map_err(|e| format!("the document reader was lost: {e}"))?;
         let errors = errors.join().unwrap_or_default();
         match serde_json::from_slice::<Outcome>(&out) {
-            Ok(Outcome::Read(doc)) if status.success() => Ok(doc),
+            Ok(Outcome::Read(doc)) if status.success() => Ok(doc.bounded()),
             // A parser's allocation failed: an error it reports, or Rust's abort.
             Ok(Outcome::Failed(message)) if message == OUT_OF_MEMORY => Err(self.out_of_memory()),
             _ if errors.contains("memory allocation of") => Err(self.out_of_memory()),
             Ok(Outcome::Failed(message)) if status.success() => Err(message),
             _ => Err(format!("internal error while reading this file ({status}): {} (please report it)", errors.lines().last().unwrap_or("no message"))),
         }
+    }
+
+    /// Kills whatever is left of the reader's process group (the reader
+    /// itself if it overran, an OCR tool, a process that tool started) and
+    /// reaps the reader. The reader is not reaped before, so its id still
+    /// names its group; once it has exited, the kill leaves its status as it was.
+    fn end(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        if let Some(status) = self.ended {
+            return Ok(status);
+        }
+        #[cfg(unix)]
+        if let Ok(group) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), nix::sys::signal::Signal::SIGKILL);
+        }
+        #[cfg(not(unix))]
+        let _ = self.child.kill();
+        let status = self.child.wait()?;
+        self.ended = Some(status);
+        Ok(status)
     }
 
     fn out_of_memory(&self) -> String {
@@ -143,7 +192,7 @@ fn serve() -> std::io::Result<()> {
     let job: Job = serde_json::from_str(&line)?;
     let mut bytes = Vec::new();
     input.read_to_end(&mut bytes)?;
-    limit_memory(job.memory_mb)?;
+    contain(&job)?;
     let context = ExtractContext { ocr: job.ocr, deadline: Instant::now() + Duration::from_secs_f64(job.seconds) };
     let outcome = match extract_with(job.kind, &bytes, &context) {
         Ok(doc) => Outcome::Read(doc),
@@ -153,6 +202,24 @@ fn serve() -> std::io::Result<()> {
     serde_json::to_writer(std::io::stdout().lock(), &outcome)?;
     Ok(())
 }
+
+/// Limits this reader: its memory, its CPU time (the budget and a margin:
+/// the parent kills it at the deadline anyway; the OCR tools it starts
+/// inherit the limit), and on Linux its life to its parent's.
+fn contain(job: &Job) -> std::io::Result<()> {
+    limit_memory(job.memory_mb)?;
+    #[cfg(unix)]
+    {
+        let seconds = job.seconds.ceil() as u64 + CPU_MARGIN_SECONDS;
+        rlimit::setrlimit(rlimit::Resource::CPU, seconds, seconds + CPU_MARGIN_SECONDS)?;
+    }
+    #[cfg(target_os = "linux")]
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(std::io::Error::from)?;
+    Ok(())
+}
+
+/// CPU seconds a reader may use beyond its time budget.
+const CPU_MARGIN_SECONDS: u64 = 5;
 
 /// Lets this process map at most `memory_mb` more than it has mapped now.
 #[cfg(target_os = "linux")]

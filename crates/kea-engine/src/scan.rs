@@ -1,6 +1,7 @@
 //! Listing the knowledge folder: the supported files (recursively) with
 //! their size and modification time, skipping hidden files, editor temp
-//! files, the folder's own README.md, and symbolic links.
+//! files, the folder's own README.md, and symbolic links (never followed,
+//! also when a changed path names one or passes through one).
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,25 @@ pub struct DiskFile {
     pub mtime_ns: i64,
 }
 
+/// What a scan found: the supported files, and the places it could not
+/// read (a folder without permission, a flaky network mount). Documents
+/// under an unreadable place are kept, not taken for deleted.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: Vec<DiskFile>,
+    /// Relative key of each unreadable place, with the reason.
+    pub unreadable: Vec<(String, String)>,
+}
+
+impl Listing {
+    /// Whether the document `rel` is at or under an unreadable place.
+    pub fn hides(&self, rel: &str) -> bool {
+        self.unreadable.iter().any(|(place, _)| place.is_empty() || rel == place || rel.strip_prefix(place.as_str()).is_some_and(|r| r.starts_with('/')))
+    }
+}
+
 /// Lists the supported files below `root`, sorted by relative path.
-pub fn scan(root: &Path) -> Result<Vec<DiskFile>> {
+pub fn scan(root: &Path) -> Result<Listing> {
     if !root.is_dir() {
         return Err(Error::InvalidInput(format!("knowledge folder {} does not exist or is not a folder", root.display())));
     }
@@ -28,15 +46,29 @@ pub fn scan(root: &Path) -> Result<Vec<DiskFile>> {
 
 /// The supported files at or below `path` (a file or a folder inside
 /// `root`), sorted by relative path; nothing when it is gone or hidden.
-pub fn scan_under(root: &Path, path: &Path) -> Vec<DiskFile> {
-    let Ok(rel) = path.strip_prefix(root) else { return Vec::new() };
-    if rel.components().any(|c| is_hidden_or_temp(&c.as_os_str().to_string_lossy())) {
-        return Vec::new();
+pub fn scan_under(root: &Path, path: &Path) -> Listing {
+    let mut listing = Listing::default();
+    let Ok(rel) = path.strip_prefix(root) else { return listing };
+    if rel.components().any(|c| is_hidden_or_temp(&c.as_os_str().to_string_lossy())) || passes_a_link(root, rel) {
+        return listing;
     }
-    let mut files = Vec::new();
-    let walker =
-        walkdir::WalkDir::new(path).follow_links(false).into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
-    for entry in walker.flatten() {
+    let walker = walkdir::WalkDir::new(path)
+        .follow_links(false)
+        // The knowledge folder itself may be a link; nothing below it is followed.
+        .follow_root_links(path == root)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let gone = e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+                if let (false, Some(place)) = (gone, e.path().and_then(|p| p.strip_prefix(root).ok())) {
+                    listing.unreadable.push((relative_key(place), format!("cannot read this folder: {e}; its documents are kept")));
+                }
+                continue;
+            }
+        };
         if !entry.file_type().is_file() {
             continue;
         }
@@ -46,11 +78,24 @@ pub fn scan_under(root: &Path, path: &Path) -> Vec<DiskFile> {
             continue;
         }
         let Some(kind) = DocKind::from_path(entry.path()) else { continue };
-        let Ok(meta) = entry.metadata() else { continue };
-        files.push(DiskFile { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns: mtime_ns(&meta) });
+        match entry.metadata() {
+            Ok(meta) => listing.files.push(DiskFile { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns: mtime_ns(&meta) }),
+            Err(e) => listing.unreadable.push((rel, format!("cannot read this file's details: {e}; it is kept"))),
+        }
     }
-    files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    files
+    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    listing
+}
+
+/// Whether `rel` (inside `root`) is reached through a symbolic link: a
+/// link is never followed, whether it names a file, a folder outside the
+/// knowledge folder or a loop.
+fn passes_a_link(root: &Path, rel: &Path) -> bool {
+    let mut at = root.to_path_buf();
+    rel.components().any(|c| {
+        at.push(c);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+    })
 }
 
 /// Whether a path (relative to the knowledge folder) is one the index keeps.
@@ -93,15 +138,34 @@ mod tests {
         }
         #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("a.md"), root.join("link.md")).unwrap();
-        let got: Vec<String> = scan(root).unwrap().into_iter().map(|f| f.rel).collect();
+        let got: Vec<String> = scan(root).unwrap().files.into_iter().map(|f| f.rel).collect();
         assert_eq!(got, ["a.md", "d.docx", "e.png", "sub/b.TXT", "sub/c.pdf"]);
-        let under: Vec<String> = scan_under(root, &root.join("sub")).into_iter().map(|f| f.rel).collect();
+        let under: Vec<String> = scan_under(root, &root.join("sub")).files.into_iter().map(|f| f.rel).collect();
         assert_eq!(under, ["sub/b.TXT", "sub/c.pdf"]);
-        assert_eq!(scan_under(root, &root.join("a.md")).len(), 1);
-        assert!(scan_under(root, &root.join(".git/h.md")).is_empty() && scan_under(root, &root.join("gone.md")).is_empty());
+        assert_eq!(scan_under(root, &root.join("a.md")).files.len(), 1);
+        assert!(scan_under(root, &root.join(".git/h.md")).files.is_empty() && scan_under(root, &root.join("gone.md")).files.is_empty());
         assert!(is_indexable(Path::new("sub/b.TXT")));
         assert!(!is_indexable(Path::new(".git/h.md")));
         assert!(!is_indexable(Path::new("README.md")));
+    }
+
+    /// Issue 24: the watcher's paths were walked through a symlinked folder.
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_folder_or_a_loop_is_never_walked_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("k"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.md"), "x").unwrap();
+        std::fs::write(root.join("sub/mine.md"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("sub/loop")).unwrap();
+        for named in [root.join("out"), root.join("out/secret.md"), root.join("sub/loop"), root.join("sub/loop/sub/mine.md")] {
+            assert!(scan_under(&root, &named).files.is_empty(), "{}", named.display());
+        }
+        let all: Vec<String> = scan(&root).unwrap().files.into_iter().map(|f| f.rel).collect();
+        assert_eq!(all, ["sub/mine.md"]);
     }
 
     #[test]

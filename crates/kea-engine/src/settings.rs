@@ -59,6 +59,25 @@ pub struct LlmPreferences {
     pub api_key: Option<String>,
 }
 
+impl LlmPreferences {
+    /// Edited preferences that entered no API key keep the stored one only
+    /// while the endpoint's origin (scheme, host, port) is unchanged: a key
+    /// is never sent to a host it was not entered for.
+    pub fn carry_key_from(&mut self, previous: &LlmPreferences) {
+        if self.api_key.is_none() && origin(self.base_url.as_deref()) == origin(previous.base_url.as_deref()) {
+            self.api_key = previous.api_key.clone();
+        }
+    }
+}
+
+/// `scheme://host:port` of a URL, lower-cased (`None` for no URL).
+fn origin(url: Option<&str>) -> Option<String> {
+    let url = url?.trim();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    Some(format!("{scheme}://{authority}").to_ascii_lowercase())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Theme {
@@ -201,6 +220,11 @@ impl Settings {
         if let Some(remote) = &self.models.remote_embedder {
             remote.validate()?;
         }
+        let m = &self.models;
+        let local_embedder = m.embedder.as_ref().filter(|id| !id.starts_with(crate::remote_embed::REMOTE_PREFIX));
+        for id in [local_embedder, m.reranker.as_ref(), m.image.as_ref(), m.llm.as_ref()].into_iter().flatten().filter(|id| !id.is_empty()) {
+            crate::model::ModelId::parse(id)?;
+        }
         match self.language.as_deref() {
             None | Some("zh") | Some("en") => Ok(()),
             Some(other) => Err(Error::InvalidInput(format!("unknown language '{other}' (zh or en)"))),
@@ -286,9 +310,31 @@ mod tests {
         let mut settings = Settings::default();
         settings.llm.base_url = Some("file:///etc/passwd".into());
         assert!(settings.validate().is_err());
+        let mut settings = Settings::default();
+        settings.models.reranker = Some("../../home".into());
+        assert!(settings.validate().is_err(), "a model id that is a path");
         let partial: Settings = serde_json::from_str(r#"{"theme": "light", "retrieval": {"rerank": false}}"#).unwrap();
         assert_eq!(partial.theme, Theme::Light);
         assert!(!partial.retrieval.rerank);
+    }
+
+    /// Issue 24: a new endpoint kept the old API key and was sent it.
+    #[test]
+    fn a_new_endpoint_never_inherits_the_old_key() {
+        let previous = LlmPreferences { base_url: Some("https://api.example.com/v1".into()), api_key: Some("sk-old".into()), ..Default::default() };
+        let edit = |url: &str| {
+            let mut next = LlmPreferences { base_url: Some(url.into()), ..Default::default() };
+            next.carry_key_from(&previous);
+            next.api_key
+        };
+        assert_eq!(edit("https://api.example.com/v2").as_deref(), Some("sk-old"), "same host: kept");
+        assert_eq!(edit("HTTPS://API.example.com/v1/").as_deref(), Some("sk-old"));
+        for other in ["https://evil.example.net/v1", "http://api.example.com/v1", "https://api.example.com:8443/v1", "https://api.example.com.evil.net/v1"] {
+            assert_eq!(edit(other), None, "{other}");
+        }
+        let mut entered = LlmPreferences { base_url: Some("https://other.net".into()), api_key: Some("sk-new".into()), ..Default::default() };
+        entered.carry_key_from(&previous);
+        assert_eq!(entered.api_key.as_deref(), Some("sk-new"));
     }
 
     /// Regression: a retired retrieval key made the whole file unreadable,

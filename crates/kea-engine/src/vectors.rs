@@ -189,12 +189,12 @@ impl UsearchIndex {
         let tmp = path.with_extension("usearch.tmp");
         let tmp_str = tmp.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", tmp.display())))?;
         self.index.save(tmp_str).map_err(index_error)?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("saving {}", path.display()), e))?;
+        durable_rename(&tmp, path).map_err(|e| Error::io(format!("saving {}", path.display()), e))?;
         let saved = SavedStamp { stamp: stamp.clone(), stored_as: STORED_AS_NAME.into() };
         let stamp_json = serde_json::to_vec(&saved).map_err(index_error)?;
         let stamp_tmp = Self::stamp_path(path).with_extension("tmp");
         std::fs::write(&stamp_tmp, stamp_json).map_err(|e| Error::io("writing the vector stamp", e))?;
-        std::fs::rename(&stamp_tmp, Self::stamp_path(path)).map_err(|e| Error::io("writing the vector stamp", e))?;
+        durable_rename(&stamp_tmp, &Self::stamp_path(path)).map_err(|e| Error::io("writing the vector stamp", e))?;
         Ok(())
     }
 
@@ -256,6 +256,19 @@ impl VectorIndex for UsearchIndex {
     fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
         self.save_to(path, stamp)
     }
+}
+
+/// Replaces `to` with the written file `from` so that a power cut leaves
+/// the old file or the new one: the data reaches the disk before the
+/// rename, and the rename before this returns (the folder is synced too).
+fn durable_rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::File::open(from)?.sync_all()?;
+    std::fs::rename(from, to)?;
+    #[cfg(unix)]
+    if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Exact brute-force search over vectors held in a map.

