@@ -236,7 +236,11 @@ mod tests {
 
         let plain = "中文 text".to_string();
         let block = |range: Range<usize>| Block { kind: BlockKind::Paragraph, range, page: None };
-        let hostile = Extracted { plain, blocks: vec![block(0..3), block(1..3), block(4..99), block(usize::MAX..0), block(3..11)], ..Default::default() };
+        let hostile = Extracted {
+            plain,
+            blocks: vec![block(0..3), block(1..3), block(4..99), block(Range { start: usize::MAX, end: 0 }), block(3..11)],
+            ..Default::default()
+        };
         let ranges: Vec<Range<usize>> = hostile.bounded().blocks.into_iter().map(|b| b.range).collect();
         assert_eq!(ranges, [0..3, 3..11], "ranges off a character boundary or past the end are dropped");
     }
