@@ -99,6 +99,8 @@ pub struct TeamDto {
     pub store: String,
     pub namespace: String,
     pub mirrored_chunks: usize,
+    /// Why team sync is offline (searches use the last copy); null when online.
+    pub offline: Option<String>,
 }
 
 impl From<Status> for StatusDto {
@@ -109,7 +111,7 @@ impl From<Status> for StatusDto {
             documents: s.documents.into_iter().map(DocumentDto::from).collect(),
             chunks: s.chunks,
             index_bytes: s.index_bytes,
-            team: s.team.map(|t| TeamDto { store: t.store, namespace: t.namespace, mirrored_chunks: t.mirrored_chunks }),
+            team: s.team.map(|t| TeamDto { store: t.store, namespace: t.namespace, mirrored_chunks: t.mirrored_chunks, offline: t.offline }),
         }
     }
 }
@@ -695,6 +697,13 @@ pub struct SettingsDto {
     pub team_store: Option<String>,
     /// This folder's namespace in the team store (default: host:folder).
     pub team_namespace: Option<String>,
+    /// The team store's credentials (user:password or an API key), like the
+    /// API key: sent only when typed, never shown back.
+    #[serde(default, skip_serializing)]
+    #[ts(optional)]
+    pub team_token: Option<String>,
+    #[serde(default)]
+    pub team_token_set: bool,
     pub rerank: bool,
     pub mmr: bool,
     pub mmr_lambda: f32,
@@ -723,6 +732,8 @@ impl From<&Settings> for SettingsDto {
             models_dir: shown(&s.models_dir),
             team_store: Some(s.team.store.clone()).filter(|t| !t.is_empty()),
             team_namespace: s.team.namespace.clone(),
+            team_token: None,
+            team_token_set: s.team.token.as_deref().is_some_and(|t| !t.is_empty()),
             rerank: s.retrieval.rerank,
             mmr: s.retrieval.mmr,
             mmr_lambda: s.retrieval.mmr_lambda,
@@ -848,7 +859,13 @@ impl SettingsDto {
             next.llm.carry_key_from(&previous.llm);
         }
         next.models_dir = path(self.models_dir);
-        next.team = kea_engine::team::TeamConfig { store: text(self.team_store).unwrap_or_default(), namespace: text(self.team_namespace) };
+        let store = text(self.team_store).unwrap_or_default();
+        // Like the API key: a token is kept only for the store it was typed for.
+        let token = match self.team_token {
+            Some(typed) => text(Some(typed)),
+            None => previous.team.token.clone().filter(|_| previous.team.store == store),
+        };
+        next.team = kea_engine::team::TeamConfig { store, namespace: text(self.team_namespace), token };
         next.retrieval.rerank = self.rerank;
         next.retrieval.mmr = self.mmr;
         next.retrieval.mmr_lambda = self.mmr_lambda;

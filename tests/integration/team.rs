@@ -5,7 +5,12 @@
 //! collection search each other's passages (dense in Milvus, BM25 over the
 //! mirror) without clobbering each other; a removed file disappears for
 //! both; a server that hangs mid-ingest times out, commits nothing locally
-//! and the next run resumes; one that is down is a clear error.
+//! and the next run resumes; one that is down is a clear error. The
+//! server asks for credentials (authorization enabled): every request
+//! carries the token, one without is refused; a namespace another data
+//! folder owns is refused; a server lost while answering leaves
+//! full-text search over this folder and the last copy of the team's, and
+//! the status says team sync is offline.
 
 use std::path::Path;
 use std::process::{Child, Command};
@@ -13,13 +18,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kea_engine::team::{MilvusIndex, Team, TeamConfig};
-use kea_engine::{CancelToken, Engine, EngineConfig};
+use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig};
 use serde_json::Value;
 
 use super::util::{copy_dir, repo_root, Sandbox};
 
+/// Milvus's default superuser, accepted once authorization is enabled.
+const TOKEN: &str = "root:Milvus";
+
 /// `milvus-server` (a Python launcher with Milvus and etcd as children) in
-/// its own process group, with its proxy on a free loopback port.
+/// its own process group, with its proxy on a free loopback port and
+/// authorization enabled.
 struct MilvusServer {
     child: Child,
     port: u16,
@@ -35,7 +44,7 @@ impl MilvusServer {
         let child = std::os::unix::process::CommandExt::process_group(&mut Command::new(binary), 0)
             .arg("--data")
             .arg(data)
-            .args(["--proxy-port", &port.to_string()])
+            .args(["--proxy-port", &port.to_string(), "--authorization-enabled", "true"])
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .spawn()
@@ -88,7 +97,7 @@ impl Drop for MilvusServer {
 }
 
 fn ureq_get(url: &str) -> Option<String> {
-    let out = Command::new("curl").args(["-sf", "--max-time", "2", url]).output().ok()?;
+    let out = Command::new("curl").args(["-sf", "--max-time", "2", "-H", &format!("Authorization: Bearer {TOKEN}"), url]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned()).filter(|b| b.contains("\"code\":200"))
 }
 
@@ -98,7 +107,7 @@ fn free_port() -> u16 {
 
 /// `kea --store URL --namespace NS ARGS --json` in a sandbox.
 fn team_json(sandbox: &Sandbox, url: &str, namespace: &str, args: &[&str]) -> Value {
-    sandbox.json(&[&["--store", url, "--namespace", namespace][..], args].concat())
+    sandbox.json(&[&["--store", url, "--store-token", TOKEN, "--namespace", namespace][..], args].concat())
 }
 
 fn sources(sandbox: &Sandbox, url: &str, namespace: &str, query: &str, mode: &str) -> Vec<String> {
@@ -110,7 +119,7 @@ fn sources(sandbox: &Sandbox, url: &str, namespace: &str, query: &str, mode: &st
 fn open_engine(sandbox: &Sandbox, url: &str, namespace: &str) -> kea_engine::Result<Engine> {
     let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
     config.model_paths.dirs.insert(0, repo_root().join("models"));
-    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some(namespace.to_string()) });
+    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some(namespace.to_string()), token: Some(TOKEN.into()) });
     Engine::open(config)
 }
 
@@ -120,7 +129,8 @@ fn a_team_shares_one_milvus_collection() {
     let server = MilvusServer::start(&dir.path().join("milvus"), free_port());
 
     // The seam: the Milvus index passes the suite every vector index passes.
-    let suite = Team::open(&TeamConfig { store: server.url("conformance"), namespace: Some("suite".into()) }, dir.path(), dir.path(), "m", 8).unwrap();
+    let suite_config = TeamConfig { store: server.url("conformance"), namespace: Some("suite".into()), token: Some(TOKEN.into()) };
+    let suite = Team::open(&suite_config, dir.path(), dir.path(), "m", 8).unwrap();
     kea_engine::vectors::conformance::check("milvus", Box::new(MilvusIndex::new(Arc::clone(&suite))));
 
     let url = server.url("team_kb");
@@ -141,6 +151,20 @@ fn a_team_shares_one_milvus_collection() {
     assert_eq!(beta_status["team"]["mirrored_chunks"].as_u64(), Some(alpha_chunks), "{beta_status}");
     assert_eq!(alpha_status["integrity_problems"], serde_json::json!([]), "{alpha_status}");
 
+    // Without the credentials, the server refuses, and Kea says why.
+    let anonymous = beta.run(&["--store", &url, "--namespace", "beta", "status", "--json"]);
+    let message = String::from_utf8_lossy(&anonymous.stderr);
+    assert!(!anonymous.status.success() && message.contains("refused the credentials"), "{message}");
+    // Another data folder asking for alpha's namespace is refused (its
+    // reconcile would have deleted alpha's rows), and alpha's rows stay.
+    let gamma = Sandbox::empty();
+    std::fs::write(gamma.path("other.md"), "# Other\n\nSomething else entirely.\n").unwrap();
+    let taken = gamma.run(&["--store", &url, "--store-token", TOKEN, "--namespace", "alpha", "index", "--json"]);
+    let message = String::from_utf8_lossy(&taken.stderr);
+    assert!(!taken.status.success() && message.contains("belongs to another Kea"), "{message}");
+    let alpha_again = team_json(&alpha, &url, "alpha", &["status", "--json"]);
+    assert_eq!((alpha_again["chunks"].as_u64(), alpha_again["vectors"].as_u64()), (Some(alpha_chunks), Some(alpha_chunks)), "{alpha_again}");
+
     // Each finds the other's passages: dense search in Milvus, BM25 over the mirror (en and zh).
     assert_eq!(sources(&beta, &url, "beta", "Which parrot feeds on nectar with a brush-tipped tongue?", "dense")[0], "alpha/parrots/rainbow-lorikeet.md");
     assert_eq!(sources(&beta, &url, "beta", "lorikeet nectar", "fts")[0], "alpha/parrots/rainbow-lorikeet.md");
@@ -154,13 +178,22 @@ fn a_team_shares_one_milvus_collection() {
 
     // Lost mid-ingest (the server stops answering; the request times out):
     // nothing is committed locally, and the next run resumes.
-    let engine = open_engine(&beta, &url, "beta").unwrap();
+    // While the write waits on the server, the status answers (it never
+    // waits behind a commit: the app polls it).
+    let engine = Arc::new(open_engine(&beta, &url, "beta").unwrap());
     std::fs::write(beta.path("clinic/scalpels.md"), "# Scalpels\n\nScalpel blades are single-use and go into the yellow sharps bin.\n").unwrap();
     server.signal("-STOP");
-    let lost = engine.sync(&(), &CancelToken::new()).unwrap_err().to_string();
-    server.signal("-CONT");
-    assert!(lost.contains(&format!("127.0.0.1:{}", server.port)), "{lost}");
+    let syncing = Arc::clone(&engine);
+    let sync = std::thread::spawn(move || syncing.sync(&(), &CancelToken::new()));
+    std::thread::sleep(Duration::from_secs(3));
     let documents = |engine: &Engine| -> Vec<String> { engine.status().unwrap().documents.iter().map(|d| d.path.clone()).collect() };
+    let meanwhile = documents(&engine);
+    let status_waited = sync.is_finished();
+    let lost = sync.join().unwrap().unwrap_err().to_string();
+    server.signal("-CONT");
+    assert!(!status_waited, "the status waited for the team write to give up");
+    assert_eq!(meanwhile, ["clinic/autoclave.md"]);
+    assert!(lost.contains(&format!("127.0.0.1:{}", server.port)), "{lost}");
     assert_eq!(documents(&engine), ["clinic/autoclave.md"], "the lost write left nothing committed locally");
     // Resumed, Milvus takes a while to take its node back ("leader not available").
     let started = Instant::now();
@@ -171,7 +204,21 @@ fn a_team_shares_one_milvus_collection() {
     assert_eq!(documents(&engine), ["clinic/autoclave.md", "clinic/scalpels.md"]);
     drop(engine);
     assert_eq!(sources(&alpha, &url, "alpha", "Where do used scalpel blades go?", "hybrid")[0], "beta/clinic/scalpels.md");
-    assert_eq!(beta.json(&["--store", &url, "--namespace", "beta", "status", "--json"])["vectors"], 2, "no duplicate or lost rows");
+    assert_eq!(team_json(&beta, &url, "beta", &["status", "--json"])["vectors"], 2, "no duplicate or lost rows");
+
+    // Lost while answering: a question still answers from this folder by
+    // full text, and the status says team sync is offline.
+    let engine = open_engine(&beta, &url, "beta").unwrap();
+    server.signal("-STOP");
+    std::thread::sleep(Duration::from_secs(6)); // past the mirror's refresh interval
+    let answered = engine.retrieve("How long are surgical instruments sterilised?", &RetrievalConfig::default());
+    let offline = engine.status().unwrap().team.unwrap().offline;
+    server.signal("-CONT");
+    let answered = answered.expect("a question answers with the team store gone");
+    assert_eq!(answered.hits[0].chunk.source, "clinic/autoclave.md");
+    assert!(answered.trace.fallbacks.iter().any(|f| f.contains("dense search unavailable")), "{:?}", answered.trace.fallbacks);
+    assert!(offline.is_some_and(|why| why.contains("cannot be reached")), "the status says team sync is offline");
+    drop(engine);
 
     // Down at start: a clear error naming the address.
     let nowhere = format!("127.0.0.1:{}", free_port());

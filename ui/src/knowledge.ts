@@ -47,6 +47,10 @@ export async function refreshStatus() {
     if (status.team) {
       const team = t("knowledge.team", { store: status.team.store, namespace: status.team.namespace, mirrored: status.team.mirrored_chunks });
       $("knowledge-summary").textContent += ` · ${team}`;
+      if (status.team.offline) {
+        $("knowledge-summary").textContent += ` · ${t("knowledge.team_offline")}`;
+        $("knowledge-summary").title = status.team.offline;
+      }
     }
     const list = $("documents");
     list.replaceChildren();

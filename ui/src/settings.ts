@@ -35,6 +35,9 @@ function fill(s: SettingsDto) {
   for (const name of NUMBERS) field(name).value = String(s[name]);
   field("api_key").value = "";
   $("api-key-state").hidden = !s.api_key_set;
+  field("team_token").value = "";
+  $("team-token-state").hidden = !s.team_token_set;
+  $("api-key-moved").hidden = true;
   field<HTMLSelectElement>("language").value = s.language ?? "";
   field<HTMLSelectElement>("theme").value = s.theme;
   field<HTMLSelectElement>("photo_classifier").value = s.photo_classifier;
@@ -49,6 +52,9 @@ function read(previous: SettingsDto): SettingsDto {
   const key = field("api_key").value;
   if (key) next.api_key = key;
   else delete next.api_key;
+  const token = field("team_token").value;
+  if (token) next.team_token = token;
+  else delete next.team_token;
   next.language = (field<HTMLSelectElement>("language").value || null) as SettingsDto["language"];
   next.theme = field<HTMLSelectElement>("theme").value as ThemeDto;
   next.photo_classifier = field<HTMLSelectElement>("photo_classifier").value as SettingsDto["photo_classifier"];
@@ -65,6 +71,14 @@ export async function setupSettings(rerender: () => void) {
   } catch (e) {
     toastError(e);
   }
+  // A stored key is dropped when the endpoint moves (the shell never sends
+  // it to another host): say so before saving.
+  const warnIfMoved = () => {
+    const moved = field("base_url").value.trim() !== (current?.base_url ?? "");
+    $("api-key-moved").hidden = !(current?.api_key_set && moved && !field("api_key").value);
+  };
+  field("base_url").addEventListener("input", warnIfMoved);
+  field("api_key").addEventListener("input", warnIfMoved);
   $("settings-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!current) return;

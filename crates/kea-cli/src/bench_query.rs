@@ -116,7 +116,7 @@ pub fn run(chunks: usize, queries: usize, store: Option<&str>, paths: Option<Mod
     // Opening builds the usearch index from the stored vectors (or uploads them to the team store).
     let second_config = store.map(|url| team_instance(&config, url, tmp.path()));
     if let Some(url) = store {
-        config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-first".into()) });
+        config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-first".into()), token: None });
     }
     let opening = Instant::now();
     let engine = Engine::open(config)?;
@@ -179,7 +179,7 @@ fn team_instance(first: &EngineConfig, url: &str, root: &std::path::Path) -> Eng
     let _ = std::fs::create_dir_all(&knowledge);
     let mut config = EngineConfig::new(&knowledge, root.join("second-data"));
     config.model_paths = first.model_paths.clone();
-    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-second".into()) });
+    config.team = Some(TeamConfig { store: url.to_string(), namespace: Some("bench-second".into()), token: None });
     config
 }
 

@@ -59,13 +59,16 @@ struct Cli {
     /// The vector index behind dense search: usearch (HNSW, saved) or exact (in RAM, rebuilt at start).
     #[arg(long, global = true, value_enum, default_value = "usearch", env = "KEA_VECTOR_INDEX")]
     vector_index: VectorIndexArg,
-    /// A team store shared with other Kea instances: milvus://HOST:PORT/COLLECTION
-    /// (also the settings' team store); "local" uses this machine's own index.
+    /// A team store shared with other Kea instances: milvus://HOST:PORT/COLLECTION,
+    /// or milvus+https://… (also the settings' team store); "local" uses this machine's own index.
     #[arg(long, global = true, value_name = "URL", env = "KEA_STORE")]
     store: Option<String>,
     /// This folder's namespace in the team store (default: host:folder).
     #[arg(long, global = true, value_name = "NAME", env = "KEA_NAMESPACE")]
     namespace: Option<String>,
+    /// The team store's credentials, sent with every request: user:password or an API key.
+    #[arg(long, global = true, value_name = "TOKEN", env = "KEA_STORE_TOKEN", hide_env_values = true)]
+    store_token: Option<String>,
     /// Seconds reading one file may take (plus 15 s per MB) before it is recorded as timed out.
     #[arg(long, global = true, value_name = "SECS", env = "KEA_FILE_TIMEOUT")]
     file_timeout: Option<f64>,
@@ -263,11 +266,18 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     config.reader = kea_engine::reader::ReaderProcess::this_executable(cli.file_memory.max(1));
     match cli.store.as_deref() {
         Some("local") => config.team = None,
-        Some(url) => config.team = TeamConfig { store: url.to_string(), namespace: None }.named(),
+        // A store named here keeps the settings' token while it names the same store.
+        Some(url) => {
+            let token = config.team.as_ref().filter(|t| t.store.trim() == url.trim()).and_then(|t| t.token.clone());
+            config.team = TeamConfig { store: url.to_string(), namespace: None, token }.named();
+        }
         None => {}
     }
     if let (Some(team), Some(namespace)) = (config.team.as_mut(), &cli.namespace) {
         team.namespace = Some(namespace.clone());
+    }
+    if let (Some(team), Some(token)) = (config.team.as_mut(), &cli.store_token) {
+        team.token = Some(token.clone());
     }
     config
 }
@@ -421,6 +431,9 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
     println!("documents: {}   chunks: {}   vectors: {}", status.documents.len(), status.chunks, status.vectors);
     if let Some(team) = &status.team {
         println!("team:      {} as “{}” ({} passages of other folders mirrored)", team.store, team.namespace, team.mirrored_chunks);
+        if let Some(why) = &team.offline {
+            println!("           team sync offline: {why}");
+        }
     }
     for doc in &status.documents {
         match &doc.error {

@@ -132,6 +132,9 @@ pub struct TeamStatus {
     pub namespace: String,
     /// Passages of the other namespaces searchable here.
     pub mirrored_chunks: usize,
+    /// Why the store could not be reached at the last refresh: team sync is
+    /// offline and searches use the last copy (`None`: online).
+    pub offline: Option<String>,
 }
 
 /// What switching the embedding model would cost: every chunk is embedded again.
@@ -147,7 +150,12 @@ pub struct ReembedCost {
 /// The engine. Cheap operations take `&self`; share it behind an `Arc`.
 pub struct Engine {
     config: EngineConfig,
+    /// The store's writing connection (ingest, conversations, settings of the index).
     store: Mutex<Store>,
+    /// A second connection for searches and the status: SQLite (WAL) lets
+    /// it read the last committed state while a commit is under way, so a
+    /// slow commit (a team write waiting on its server) freezes neither.
+    reader: Mutex<Store>,
     vectors: RwLock<Box<dyn VectorIndex>>,
     embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// A second, single-threaded instance of the same model for queries, so a
@@ -267,9 +275,11 @@ impl Engine {
             }
         };
         let config_knowledge = config.knowledge_dir.clone();
+        let config_db = config.data_dir.join(DB_FILE);
         Ok(Engine {
             config,
             store: Mutex::new(store),
+            reader: Mutex::new(Store::open(&config_db)?),
             vectors: RwLock::new(vectors),
             embedder: Mutex::new(None),
             query_embedder: Mutex::new(None),
@@ -374,8 +384,8 @@ impl Engine {
     /// Where passages are read: the store, plus the team mirror when shared.
     fn passages(&self) -> Box<dyn Passages + '_> {
         match &self.team {
-            Some(team) => Box::new(TeamPassages { local: &self.store, team }),
-            None => Box::new(LocalPassages(&self.store)),
+            Some(team) => Box::new(TeamPassages { local: &self.reader, team }),
+            None => Box::new(LocalPassages(&self.reader)),
         }
     }
 
@@ -516,8 +526,10 @@ impl Engine {
         })
     }
 
+    /// The index's state as last committed (read on the reader connection:
+    /// never waits behind a commit).
     pub fn status(&self) -> Result<Status> {
-        let store = self.store();
+        let store = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let model = store.model()?;
         let index_bytes =
             [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"].iter().filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok()).map(|m| m.len()).sum();
@@ -532,9 +544,12 @@ impl Engine {
             index_bytes,
             vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
             team: match &self.team {
-                Some(team) => {
-                    Some(TeamStatus { store: team.address().to_string(), namespace: team.namespace().to_string(), mirrored_chunks: team.mirrored_chunks()? })
-                }
+                Some(team) => Some(TeamStatus {
+                    store: team.address().to_string(),
+                    namespace: team.namespace().to_string(),
+                    mirrored_chunks: team.mirrored_chunks()?,
+                    offline: team.offline(),
+                }),
                 None => None,
             },
         })

@@ -579,17 +579,25 @@ impl Run<'_> {
     }
 
     /// Commits changes and applies the resulting delta to the vector index;
-    /// a shared index is written first, so its failure commits nothing.
-    /// Locks are taken in the engine's one order: the store, then the vectors.
+    /// a shared index is written first, so its failure commits nothing, and
+    /// under the read lock, so searches go on meanwhile. Locks are taken in
+    /// the engine's one order: the store, then the vectors.
     fn commit(&mut self, changes: &[DocChange]) -> Result<()> {
         let mut store = self.indexer.store();
-        let mut vectors = self.indexer.vectors.write().unwrap_or_else(|p| p.into_inner());
-        if vectors.is_shared() {
-            store.apply_then(changes, |delta| vectors.apply(delta))?;
-            return Ok(());
+        let vectors = self.indexer.vectors.read().unwrap_or_else(|p| p.into_inner());
+        let mut local = true;
+        let delta = store.apply_then(changes, |delta| match vectors.write_shared(delta) {
+            Some(written) => {
+                local = false;
+                written
+            }
+            None => Ok(()),
+        })?;
+        drop(vectors);
+        if local {
+            self.indexer.vectors.write().unwrap_or_else(|p| p.into_inner()).apply(&delta)?;
         }
-        let delta = store.apply(changes)?;
-        vectors.apply(&delta)
+        Ok(())
     }
 }
 

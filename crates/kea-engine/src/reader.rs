@@ -67,8 +67,8 @@ impl ReaderProcess {
         matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image)
     }
 
-    /// Starts a reader; `None` when it cannot be started (the caller
-    /// reads in its own process).
+    /// Starts a reader (the caller refuses the file when it cannot: it is
+    /// never read without these limits).
     pub fn start(&self) -> std::io::Result<ReaderChild> {
         let scratch = tempfile::Builder::new().prefix("kea-reader-").tempdir()?;
         let mut command = Command::new(&self.exe);
@@ -110,7 +110,7 @@ impl ReaderChild {
         let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let header = serde_json::to_vec(&job).map_err(|e| e.to_string())?;
         std::thread::spawn(move || stdin.map(|mut s| s.write_all(&header).and_then(|()| s.write_all(b"\n")).and_then(|()| s.write_all(&bytes))));
-        let errors = std::thread::spawn(move || stderr.map(|s| read_text(&mut s.take(MAX_ERROR_BYTES))).unwrap_or_default());
+        let errors = std::thread::spawn(move || stderr.map(|mut s| read_text(&mut s)).unwrap_or_default());
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut out = Vec::new();
@@ -163,10 +163,13 @@ pub(crate) fn timed_out(budget: Duration) -> String {
     format!("timed out: reading this file took over {} s; Kea skips it until it changes (or re-index it)", budget.as_secs().max(1))
 }
 
+/// The first [`MAX_ERROR_BYTES`] of `source` as text; the rest is read and
+/// dropped, so a chatty reader never blocks on a full pipe.
 fn read_text(source: &mut impl Read) -> String {
-    let mut text = String::new();
-    let _ = source.read_to_string(&mut text);
-    text
+    let mut kept = Vec::new();
+    let _ = source.by_ref().take(MAX_ERROR_BYTES).read_to_end(&mut kept);
+    let _ = std::io::copy(source, &mut std::io::sink());
+    String::from_utf8_lossy(&kept).into_owned()
 }
 
 /// In a reader child (started with [`READ_ARG`]): reads the job, limits

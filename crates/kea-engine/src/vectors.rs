@@ -36,11 +36,13 @@ pub trait VectorIndex: Send + Sync {
         delta.removed.iter().try_for_each(|&id| self.remove(id))?;
         delta.added.iter().try_for_each(|a| self.upsert(a.id, &a.vector))
     }
-    /// Whether the index lives outside this process (a server shared by a
-    /// team): it is then written before the store commits, so a failed
-    /// write leaves the store as it was and the next sync does it again.
-    fn is_shared(&self) -> bool {
-        false
+    /// For an index that lives outside this process (a server shared by a
+    /// team): writes one batch through a shared reference, so searches go
+    /// on while the server answers. It is written before the store
+    /// commits, so a failed write leaves the store as it was and the next
+    /// sync does it again. `None`: a local index (use [`VectorIndex::apply`]).
+    fn write_shared(&self, _delta: &VectorDelta) -> Option<Result<()>> {
+        None
     }
 }
 

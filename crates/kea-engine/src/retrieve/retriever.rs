@@ -69,7 +69,6 @@ impl<'a> Retriever<'a> {
         if !config.dense && !config.sparse {
             return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
         }
-        self.passages.refresh()?;
         let mut trace = Trace {
             query: queries.join(" | "),
             prepared_query: prepared.join(" | "),
@@ -78,7 +77,19 @@ impl<'a> Retriever<'a> {
             total_ms: 0.0,
             relevance: None,
         };
-        let dense = if config.dense { self.dense(&prepared, &main, config, &mut trace)? } else { Dense { ranked: Vec::new(), other_language: HashSet::new() } };
+        if let Err(e) = self.passages.refresh() {
+            trace.fallbacks.push(format!("passages not refreshed, the last copy is searched: {e}"));
+        }
+        let no_dense = || Dense { ranked: Vec::new(), other_language: HashSet::new() };
+        let dense = match config.dense.then(|| self.dense(&prepared, &main, config, &mut trace)).transpose() {
+            Ok(dense) => dense.unwrap_or_else(no_dense),
+            // An index that cannot be reached (a team server gone) leaves full-text search.
+            Err(e) if e.kind() == crate::ErrorKind::VectorIndex && config.sparse => {
+                trace.fallbacks.push(format!("dense search unavailable, full-text only: {e}"));
+                no_dense()
+            }
+            Err(e) => return Err(e),
+        };
         let sparse = if config.sparse { self.sparse(&prepared, config, &mut trace)? } else { Vec::new() };
         let fused = self.fuse(&dense, &sparse, &main, config, &mut trace);
         let shortlist = self.shortlist(&fused, config, &mut trace)?;

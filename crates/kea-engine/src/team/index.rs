@@ -104,7 +104,7 @@ impl Team {
             }
         }
         self.milvus.wait_visible(collection, inserted.last().map(|k| k.1), stale.last().copied())?;
-        Registry::of(&self.milvus, collection).publish(&self.namespace, self.tag, &self.model_id)
+        Registry::of(&self.milvus, collection).publish(&self.namespace, self.tag, &self.model_id, &self.owner)
     }
 
     /// Deletes rows by key (duplicates or rows of chunks the store no longer has).
@@ -176,7 +176,7 @@ impl VectorIndex for MilvusIndex {
         self.team.write(delta)
     }
 
-    fn is_shared(&self) -> bool {
-        true
+    fn write_shared(&self, delta: &VectorDelta) -> Option<Result<()>> {
+        Some(self.team.write(delta))
     }
 }

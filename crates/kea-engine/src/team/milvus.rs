@@ -21,23 +21,35 @@ const QUERY_WINDOW: usize = 16_384;
 /// about a second here): a write waits until it reads back, at most this long.
 const VISIBLE_WITHIN: Duration = Duration::from_secs(20);
 
-/// One Milvus server, by address (`host:port`).
+/// One Milvus server, by address (`host:port`), over http or https, with
+/// the credentials sent with every request.
 pub struct Milvus {
     address: String,
+    /// `http(s)://host:port/v1/vector`.
+    base: String,
+    /// `Bearer user:password` (or an API key), when the server asks for one.
+    authorization: Option<String>,
     agent: ureq::Agent,
 }
 
 impl Milvus {
-    /// Connects and checks the server answers; a refusal or timeout is an
-    /// error naming the address.
-    pub fn connect(address: &str, timeout: Duration) -> Result<Milvus> {
+    /// Connects and checks the server answers (and accepts `token`); a
+    /// refusal or timeout is an error naming the address.
+    pub fn connect(store: &super::TeamAddress, token: Option<&str>, timeout: Duration) -> Result<Milvus> {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(3).min(timeout)))
             .timeout_global(Some(timeout))
+            .max_redirects(0)
             .build()
             .new_agent();
-        let milvus = Milvus { address: address.to_string(), agent };
+        let scheme = if store.tls { "https" } else { "http" };
+        let milvus = Milvus {
+            address: store.address.clone(),
+            base: format!("{scheme}://{}/v1/vector", store.address),
+            authorization: token.map(|t| format!("Bearer {}", t.trim())),
+            agent,
+        };
         milvus.collections()?;
         Ok(milvus)
     }
@@ -57,6 +69,14 @@ impl Milvus {
         let body: Value = reply.body_mut().read_json().map_err(|e| self.unreachable(format!("{what}: HTTP {status}, {e}")))?;
         match body.get("code").and_then(Value::as_i64) {
             Some(200) => Ok(body.get("data").cloned().unwrap_or(Value::Null)),
+            // Milvus's "not authenticated" and "permission denied".
+            Some(code @ (1800 | 65535)) if body.get("message").and_then(Value::as_str).is_some_and(|m| m.contains("auth")) => {
+                let message = body.get("message").and_then(Value::as_str).unwrap_or("no message");
+                Err(Error::InvalidInput(format!(
+                    "the team store (Milvus) at {} refused the credentials ({message}, code {code}): set the team store's token (user:password)",
+                    self.address
+                )))
+            }
             code => {
                 let message = body.get("message").and_then(Value::as_str).unwrap_or("no message");
                 Err(Error::VectorIndex(format!("Milvus at {} refused {what}: {message} (code {})", self.address, code.unwrap_or(-1))))
@@ -65,14 +85,24 @@ impl Milvus {
     }
 
     fn post(&self, path: &str, body: &Value) -> Result<Value> {
-        let url = format!("http://{}/v1/vector/{path}", self.address);
-        self.data(path, self.agent.post(&url).send_json(body))
+        let mut request = self.agent.post(&format!("{}/{path}", self.base));
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
+        }
+        self.data(path, request.send_json(body))
+    }
+
+    fn get(&self, what: &str, path_and_query: &str) -> Result<Value> {
+        let mut request = self.agent.get(&format!("{}/{path_and_query}", self.base));
+        if let Some(authorization) = &self.authorization {
+            request = request.header("Authorization", authorization);
+        }
+        self.data(what, request.call())
     }
 
     /// The collection names.
     pub fn collections(&self) -> Result<Vec<String>> {
-        let url = format!("http://{}/v1/vector/collections", self.address);
-        let data = self.data("listing collections", self.agent.get(&url).call())?;
+        let data = self.get("listing collections", "collections")?;
         Ok(data.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default())
     }
 
@@ -101,8 +131,7 @@ impl Milvus {
 
     /// A collection's schema, indexes and load state.
     fn describe(&self, collection: &str) -> Result<Value> {
-        let url = format!("http://{}/v1/vector/collections/describe?collectionName={collection}", self.address);
-        self.data("describing a collection", self.agent.get(&url).call())
+        self.get("describing a collection", &format!("collections/describe?collectionName={collection}"))
     }
 
     /// Inserts rows; returns the keys the server gave them, in order.

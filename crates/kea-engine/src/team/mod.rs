@@ -18,6 +18,7 @@
 
 mod index;
 mod milvus;
+mod owner;
 mod registry;
 mod sync;
 
@@ -48,19 +49,26 @@ pub fn team_id(tag: u64, chunk_id: u64) -> u64 {
     tag << TAG_SHIFT | chunk_id
 }
 
-/// Where a team store lives: `milvus://HOST:PORT/COLLECTION`.
+/// Where a team store lives: `milvus://HOST:PORT/COLLECTION`, or
+/// `milvus+https://…` for a server behind TLS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamAddress {
     /// `host:port` of Milvus's gRPC/REST port (19530 by default).
     pub address: String,
     pub collection: String,
+    /// Whether requests go over https.
+    pub tls: bool,
 }
 
 impl TeamAddress {
-    /// Parses `milvus://HOST[:PORT]/COLLECTION` (port 19530 when omitted).
+    /// Parses `milvus://HOST[:PORT]/COLLECTION` or `milvus+https://…` (port 19530 when omitted).
     pub fn parse(url: &str) -> Result<TeamAddress> {
-        let invalid = |why: &str| Error::InvalidInput(format!("team store '{url}': {why} (expected milvus://HOST:PORT/COLLECTION)"));
-        let rest = url.strip_prefix("milvus://").ok_or_else(|| invalid("only milvus:// stores are supported"))?;
+        let invalid = |why: &str| Error::InvalidInput(format!("team store '{url}': {why} (expected milvus://HOST:PORT/COLLECTION or milvus+https://…)"));
+        let (tls, rest) = match (url.strip_prefix("milvus+https://"), url.strip_prefix("milvus://")) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            _ => return Err(invalid("only milvus:// and milvus+https:// stores are supported")),
+        };
         let (host, collection) = rest.split_once('/').ok_or_else(|| invalid("no collection named"))?;
         if host.is_empty() {
             return Err(invalid("no host"));
@@ -72,13 +80,14 @@ impl TeamAddress {
             return Err(invalid("a collection name has letters, digits and underscores and starts with a letter"));
         }
         let address = if host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) { host.to_string() } else { format!("{host}:19530") };
-        Ok(TeamAddress { address, collection: collection.to_string() })
+        Ok(TeamAddress { address, collection: collection.to_string(), tls })
     }
 }
 
 impl std::fmt::Display for TeamAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "milvus://{}/{}", self.address, self.collection)
+        let scheme = if self.tls { "milvus+https" } else { "milvus" };
+        write!(f, "{scheme}://{}/{}", self.address, self.collection)
     }
 }
 
@@ -90,6 +99,9 @@ pub struct TeamConfig {
     pub store: String,
     /// This folder's namespace; by default the host name and the folder's name.
     pub namespace: Option<String>,
+    /// Sent with every request (`Authorization: Bearer …`): Milvus's
+    /// `user:password`, or an API key. Never shown back to the webview.
+    pub token: Option<String>,
 }
 
 impl TeamConfig {
@@ -114,6 +126,8 @@ pub struct Team {
     store: TeamAddress,
     namespace: String,
     tag: u64,
+    /// This data folder's owner hash, recorded with every version published.
+    owner: String,
     model_id: String,
     dim: usize,
     /// This namespace's rows in Milvus: local chunk id → Milvus keys.
@@ -121,6 +135,8 @@ pub struct Team {
     /// The other namespaces' passages (ids are team ids).
     mirror: Mutex<Store>,
     last_refresh: Mutex<Option<Instant>>,
+    /// The last refresh's failure, shown as "team sync offline".
+    offline: Mutex<Option<String>>,
 }
 
 impl Team {
@@ -129,10 +145,12 @@ impl Team {
     /// namespace of its own).
     pub fn open(config: &TeamConfig, knowledge_dir: &Path, data_dir: &Path, model_id: &str, dim: usize) -> Result<Arc<Team>> {
         let store = TeamAddress::parse(config.store.trim())?;
-        let milvus = Milvus::connect(&store.address, REQUEST_TIMEOUT)?;
+        let token = config.token.as_deref().filter(|t| !t.trim().is_empty());
+        let milvus = Milvus::connect(&store, token, REQUEST_TIMEOUT)?;
         let namespace = config.namespace.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| default_namespace(knowledge_dir));
         let registry = registry::Registry::open(&milvus, &store.collection)?;
-        let tag = registry.claim(&namespace, model_id)?;
+        let owner = owner::of_data_dir(data_dir)?;
+        let tag = registry.claim(&namespace, model_id, &owner)?;
         match milvus.dimension(&store.collection)? {
             None => milvus.create_collection(&store.collection, dim)?,
             Some(d) if d != dim => {
@@ -148,11 +166,13 @@ impl Team {
             store,
             namespace,
             tag,
+            owner,
             model_id: model_id.to_string(),
             dim,
             own: Mutex::new(index::OwnRows::unknown()),
             mirror: Mutex::new(mirror),
             last_refresh: Mutex::new(None),
+            offline: Mutex::new(None),
         };
         Ok(Arc::new(team))
     }
@@ -183,15 +203,22 @@ impl Team {
     }
 
     /// The other namespaces' passages, pulled if `REFRESH_EVERY` has passed
-    /// (or `now`).
+    /// (or `now`). A failed pull marks the team offline (searches go on
+    /// with the last copy) and is tried again at the next refresh.
     pub fn refresh_mirror(&self, now: bool) -> Result<()> {
         let mut last = self.last_refresh.lock().unwrap_or_else(|p| p.into_inner());
         if !now && last.is_some_and(|t| t.elapsed() < REFRESH_EVERY) {
             return Ok(());
         }
-        sync::pull_others(self)?;
         *last = Some(Instant::now());
-        Ok(())
+        let pulled = sync::pull_others(self);
+        *self.offline.lock().unwrap_or_else(|p| p.into_inner()) = pulled.as_ref().err().map(ToString::to_string);
+        pulled
+    }
+
+    /// Why the team store could not be reached at the last refresh (`None`: it could).
+    pub fn offline(&self) -> Option<String> {
+        self.offline.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// How many passages of other namespaces the mirror holds.
@@ -274,7 +301,11 @@ mod tests {
         let a = TeamAddress::parse("milvus://10.0.0.5/birds").unwrap();
         assert_eq!((a.address.as_str(), a.collection.as_str()), ("10.0.0.5:19530", "birds"));
         assert_eq!(TeamAddress::parse("milvus://localhost:19531/team_kb").unwrap().address, "localhost:19531");
-        for bad in ["qdrant://h/c", "milvus://h", "milvus:///c", "milvus://h/9c", "milvus://h/a-b"] {
+        let secure = TeamAddress::parse("milvus+https://kb.example.org/team_kb").unwrap();
+        assert!(secure.tls && secure.address == "kb.example.org:19530");
+        assert_eq!(secure.to_string(), "milvus+https://kb.example.org:19530/team_kb");
+        assert!(!a.tls);
+        for bad in ["qdrant://h/c", "milvus://h", "milvus:///c", "milvus://h/9c", "milvus://h/a-b", "https://h/c", "milvus+http://h/c"] {
             assert!(TeamAddress::parse(bad).is_err(), "{bad}");
         }
     }

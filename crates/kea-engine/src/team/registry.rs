@@ -1,7 +1,8 @@
 //! The registry of a team collection: a small Milvus collection
 //! (`<COLLECTION>_sources`) with one row per namespace — its tag, the
-//! embedding model it writes with, and a version that changes with every
-//! write, which tells the other instances to pull it.
+//! embedding model it writes with, the hash of its owner's secret
+//! (`owner.rs`), and a version that changes with every write, which tells
+//! the other instances to pull it.
 
 use std::collections::HashMap;
 
@@ -18,6 +19,8 @@ pub struct Source {
     pub tag: u64,
     pub model: String,
     pub version: u64,
+    /// The owner's hash; empty in rows written before owners were recorded.
+    pub owner: String,
 }
 
 /// The registry of one team collection.
@@ -43,7 +46,7 @@ impl<'a> Registry<'a> {
 
     /// Every namespace's newest row.
     pub fn sources(&self) -> Result<Vec<Source>> {
-        let rows = self.milvus.query_all(&self.name, "tag > 0", &["ns", "tag", "model", "version"])?;
+        let rows = self.milvus.query_all(&self.name, "tag > 0", &["ns", "tag", "model", "version", "owner"])?;
         let mut newest: HashMap<String, (u64, Source)> = HashMap::new();
         for row in rows {
             let (Some(key), Some(source)) = (row.get("id").and_then(key_of), source_of(&row)) else { continue };
@@ -57,8 +60,10 @@ impl<'a> Registry<'a> {
     }
 
     /// This namespace's tag (its own, or a free one for a new namespace);
-    /// refuses a model other than the one the team's vectors were made with.
-    pub fn claim(&self, namespace: &str, model: &str) -> Result<u64> {
+    /// refuses a model other than the one the team's vectors were made
+    /// with, and a namespace another owner holds. A namespace recorded with
+    /// no owner (an older Kea) is adopted.
+    pub fn claim(&self, namespace: &str, model: &str, owner: &str) -> Result<u64> {
         let sources = self.sources()?;
         if let Some(other) = sources.iter().find(|s| s.model != model && s.namespace != namespace) {
             return Err(Error::InvalidInput(format!(
@@ -67,6 +72,15 @@ impl<'a> Registry<'a> {
             )));
         }
         if let Some(mine) = sources.iter().find(|s| s.namespace == namespace) {
+            if !mine.owner.is_empty() && mine.owner != owner {
+                return Err(Error::InvalidInput(format!(
+                    "the namespace '{namespace}' of the team store belongs to another Kea (another computer or data folder): \
+                     choose a namespace of your own (--namespace, or the settings' team namespace)"
+                )));
+            }
+            if mine.owner.is_empty() {
+                self.publish(namespace, mine.tag, model, owner)?;
+            }
             return Ok(mine.tag);
         }
         let hash = u64::from_le_bytes(blake3::hash(namespace.as_bytes()).as_bytes()[..8].try_into().unwrap_or_default());
@@ -74,15 +88,15 @@ impl<'a> Registry<'a> {
         while sources.iter().any(|s| s.tag == tag) {
             tag = tag % (TAG_LIMIT - 1) + 1;
         }
-        self.publish(namespace, tag, model)?;
+        self.publish(namespace, tag, model, owner)?;
         Ok(tag)
     }
 
     /// Records a new version of the namespace (after each write).
-    pub fn publish(&self, namespace: &str, tag: u64, model: &str) -> Result<()> {
+    pub fn publish(&self, namespace: &str, tag: u64, model: &str, owner: &str) -> Result<()> {
         // Microseconds: exact as the double Milvus keeps a dynamic number in.
         let version = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
-        let row = json!({"vector": [1.0, 0.0], "ns": namespace, "tag": tag, "model": model, "version": version});
+        let row = json!({"vector": [1.0, 0.0], "ns": namespace, "tag": tag, "model": model, "version": version, "owner": owner});
         let key = self.milvus.insert(&self.name, &[row])?[0];
         self.milvus.wait_visible(&self.name, Some(key), None)?;
         let older: Vec<u64> = self
@@ -102,6 +116,7 @@ fn source_of(row: &Value) -> Option<Source> {
         tag: row.get("tag")?.as_u64()?,
         model: row.get("model")?.as_str()?.to_string(),
         version: row.get("version")?.as_u64()?,
+        owner: row.get("owner").and_then(Value::as_str).unwrap_or_default().to_string(),
     })
 }
 

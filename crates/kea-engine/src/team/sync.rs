@@ -20,6 +20,12 @@ const PAGE: usize = 256;
 const UPLOAD_BATCH: usize = 2048;
 /// Mirror meta key: the registry state last pulled.
 const PULLED: &str = "team.pulled";
+/// What one pulled row may hold: a peer's rows are checked, not trusted.
+const MAX_TEXT_BYTES: usize = 64 << 10;
+const MAX_TOKENS_BYTES: usize = 256 << 10;
+const MAX_NAME_CHARS: usize = 1024;
+/// The most rows mirrored from one namespace.
+const MAX_ROWS_PER_NAMESPACE: usize = 2_000_000;
 
 /// Makes this namespace's rows in Milvus match the local store: rows of
 /// chunks the store does not have (a write whose commit failed) and
@@ -83,7 +89,13 @@ fn pull_namespace(team: &Team, source: &Source) -> Result<()> {
         return Ok(());
     }
     let listed = team.milvus.query_all(&team.store.collection, &format!("ns == {}", quoted(&source.namespace)), &["tid"])?;
-    let remote: HashMap<u64, u64> = listed.iter().filter_map(|r| Some((r.get("tid")?.as_u64()?, r.get("id").and_then(key_of)?))).collect();
+    // Only ids under the namespace's own tag, and not without end.
+    let remote: HashMap<u64, u64> = listed
+        .iter()
+        .filter_map(|r| Some((r.get("tid")?.as_u64()?, r.get("id").and_then(key_of)?)))
+        .filter(|(tid, _)| tid >> TAG_SHIFT == source.tag)
+        .take(MAX_ROWS_PER_NAMESPACE)
+        .collect();
     let low = source.tag << TAG_SHIFT;
     let local: HashSet<u64> = team.mirror().chunk_ids_between(low, low + (1 << TAG_SHIFT))?.into_iter().collect();
     let gone: Vec<u64> = local.iter().copied().filter(|id| !remote.contains_key(id)).collect();
@@ -93,28 +105,64 @@ fn pull_namespace(team: &Team, source: &Source) -> Result<()> {
         let keys: Vec<String> = part.iter().map(u64::to_string).collect();
         let fields = ["tid", "src", "title", "ci", "tc", "head", "page", "bs", "be", "text", "tokens", "vector"];
         let rows = team.milvus.query(&team.store.collection, &format!("id in [{}]", keys.join(",")), &fields, part.len())?;
-        let chunks: Vec<MirroredChunk> = rows.iter().filter_map(|r| mirrored_chunk(&source.namespace, r)).collect();
+        let chunks: Vec<MirroredChunk> = rows.iter().filter_map(|r| mirrored_chunk(source, team.dim, r)).collect();
         team.mirror().put_mirrored(&chunks)?;
     }
     team.mirror().set_meta(&version_key, &source.version.to_string())
 }
 
-/// A Milvus row as a mirrored chunk (its source shown under its namespace).
-fn mirrored_chunk(namespace: &str, r: &Value) -> Option<MirroredChunk> {
-    let text = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+/// A Milvus row as a mirrored chunk (its source shown under its namespace);
+/// `None` for a row that is not the namespace's (another tag), whose
+/// vector is not the team's dimension, or whose fields are over their limits.
+fn mirrored_chunk(source: &Source, dim: usize, r: &Value) -> Option<MirroredChunk> {
+    let text = |k: &str, max_bytes: usize| -> Option<String> {
+        let value = r.get(k).and_then(Value::as_str).unwrap_or_default();
+        (value.len() <= max_bytes).then(|| value.to_string())
+    };
+    let name = |k: &str| text(k, 4 * MAX_NAME_CHARS).filter(|v| v.chars().count() <= MAX_NAME_CHARS);
     let number = |k: &str| r.get(k).and_then(Value::as_u64).unwrap_or_default() as usize;
+    let id = r.get("tid")?.as_u64()?;
+    if id >> TAG_SHIFT != source.tag {
+        return None;
+    }
     let row = ChunkRow {
-        id: r.get("tid")?.as_u64()? as i64,
-        source: format!("{namespace}/{}", text("src")),
-        title: r.get("title").and_then(Value::as_str).map(str::to_string),
+        id: i64::try_from(id).ok()?,
+        source: format!("{}/{}", source.namespace, name("src")?),
+        title: r.get("title").and_then(Value::as_str).map(|_| name("title")).unwrap_or_default(),
         chunk_index: number("ci"),
         total_chunks: number("tc"),
-        heading_path: text("head"),
-        page: r.get("page").and_then(Value::as_u64).map(|p| p as u32),
+        heading_path: name("head")?,
+        page: r.get("page").and_then(Value::as_u64).and_then(|p| u32::try_from(p).ok()),
         byte_start: number("bs"),
         byte_end: number("be"),
-        text: text("text"),
+        text: text("text", MAX_TEXT_BYTES)?,
     };
-    let vector = r.get("vector")?.as_array()?.iter().filter_map(|x| x.as_f64().map(|x| x as f32)).collect();
-    Some(MirroredChunk { row, tokens: text("tokens"), vector })
+    let vector: Vec<f32> = r.get("vector")?.as_array()?.iter().filter_map(|x| x.as_f64().map(|x| x as f32)).filter(|x| x.is_finite()).collect();
+    (vector.len() == dim).then_some(MirroredChunk { row, tokens: text("tokens", MAX_TOKENS_BYTES)?, vector })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> Source {
+        Source { namespace: "alpha".into(), tag: 7, model: "m".into(), version: 1, owner: String::new() }
+    }
+
+    fn row(tid: u64, text: &str, vector: &[f64]) -> Value {
+        serde_json::json!({"tid": tid, "src": "notes/a.md", "title": "A", "ci": 0, "tc": 1, "head": "A", "bs": 0, "be": 4, "text": text, "tokens": "a", "vector": vector})
+    }
+
+    /// Issue 24: pulled rows were used as they came.
+    #[test]
+    fn a_peer_row_is_checked_before_it_is_mirrored() {
+        let good = mirrored_chunk(&source(), 2, &row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).expect("a good row");
+        assert_eq!((good.row.source.as_str(), good.row.id), ("alpha/notes/a.md", (7 << TAG_SHIFT | 3) as i64));
+        assert!(mirrored_chunk(&source(), 2, &row(8 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another namespace's id");
+        assert!(mirrored_chunk(&source(), 3, &row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another dimension");
+        assert!(mirrored_chunk(&source(), 2, &row(7 << TAG_SHIFT | 3, &"x".repeat(MAX_TEXT_BYTES + 1), &[0.6, 0.8])).is_none(), "text over its cap");
+        let mut long_heading = row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8]);
+        long_heading["head"] = Value::String("h".repeat(MAX_NAME_CHARS + 1));
+        assert!(mirrored_chunk(&source(), 2, &long_heading).is_none(), "a heading over its cap");
+    }
 }
