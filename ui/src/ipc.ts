@@ -11,7 +11,11 @@ export type StatusDto = { knowledge_dir: string, model_id: string | null, docume
  * The team store the index is shared through, if any.
  */
 team: TeamDto | null, };
-export type TeamDto = { store: string, namespace: string, mirrored_chunks: number, };
+export type TeamDto = { store: string, namespace: string, mirrored_chunks: number, 
+/**
+ * Why team sync is offline (searches use the last copy); null when online.
+ */
+offline: string | null, };
 export type ProgressDto = { "type": "started", files_to_index: number, } | { "type": "file_done", path: string, error: string | null, files_done: number, files_total: number, } | { "type": "finished", documents: number, chunks: number, embedded: number, errors: number, };
 export type CitationDto = { id: string, source: string, heading_path: string, page: number | null, chunk_id: number, 
 /**
@@ -83,7 +87,12 @@ team_store: string | null,
 /**
  * This folder's namespace in the team store (default: host:folder).
  */
-team_namespace: string | null, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
+team_namespace: string | null, 
+/**
+ * The team store's credentials (user:password or an API key), like the
+ * API key: sent only when typed, never shown back.
+ */
+team_token?: string, team_token_set: boolean, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
 /**
  * The interface language; none follows the system.
  */

@@ -156,12 +156,12 @@ mod tests {
     /// Issue 24: pulled rows were used as they came.
     #[test]
     fn a_peer_row_is_checked_before_it_is_mirrored() {
-        let good = mirrored_chunk(&source(), 2, &row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).expect("a good row");
-        assert_eq!((good.row.source.as_str(), good.row.id), ("alpha/notes/a.md", (7 << TAG_SHIFT | 3) as i64));
-        assert!(mirrored_chunk(&source(), 2, &row(8 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another namespace's id");
-        assert!(mirrored_chunk(&source(), 3, &row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another dimension");
-        assert!(mirrored_chunk(&source(), 2, &row(7 << TAG_SHIFT | 3, &"x".repeat(MAX_TEXT_BYTES + 1), &[0.6, 0.8])).is_none(), "text over its cap");
-        let mut long_heading = row(7 << TAG_SHIFT | 3, "text", &[0.6, 0.8]);
+        let good = mirrored_chunk(&source(), 2, &row(7u64 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).expect("a good row");
+        assert_eq!((good.row.source.as_str(), good.row.id), ("alpha/notes/a.md", (7u64 << TAG_SHIFT | 3) as i64));
+        assert!(mirrored_chunk(&source(), 2, &row(8u64 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another namespace's id");
+        assert!(mirrored_chunk(&source(), 3, &row(7u64 << TAG_SHIFT | 3, "text", &[0.6, 0.8])).is_none(), "another dimension");
+        assert!(mirrored_chunk(&source(), 2, &row(7u64 << TAG_SHIFT | 3, &"x".repeat(MAX_TEXT_BYTES + 1), &[0.6, 0.8])).is_none(), "text over its cap");
+        let mut long_heading = row(7u64 << TAG_SHIFT | 3, "text", &[0.6, 0.8]);
         long_heading["head"] = Value::String("h".repeat(MAX_NAME_CHARS + 1));
         assert!(mirrored_chunk(&source(), 2, &long_heading).is_none(), "a heading over its cap");
     }
