@@ -4,7 +4,8 @@
 # OCR with Chinese and English data, poppler's pdftoppm for scanned PDF
 # pages); with --test also what the tests need (Xvfb, xauth,
 # WebKitWebDriver, strace, xdotool and GTK's Python bindings for a real
-# drag-and-drop, a CJK font so the end-to-end screenshots show Chinese
+# drag-and-drop, D-Bus and gnome-keyring for the keyring test, a CJK font
+# so the end-to-end screenshots show Chinese
 # text). Idempotent: does nothing when they are all present; skips apt (with
 # a hint) when not root and something is missing.
 set -euo pipefail
@@ -15,6 +16,8 @@ packages=(libwebkit2gtk-4.1-dev build-essential pkg-config cmake clang libclang-
 packages+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim poppler-utils)
 if [ "${1:-}" = "--test" ]; then
   packages+=(xvfb xauth webkit2gtk-driver strace fonts-wqy-microhei xdotool python3-gi gir1.2-gtk-3.0)
+  # A real Secret Service for the keyring test: a private session bus and gnome-keyring.
+  packages+=(dbus-daemon dbus-bin gnome-keyring)
 fi
 missing=()
 for p in "${packages[@]}"; do

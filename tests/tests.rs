@@ -21,6 +21,8 @@ mod hub;
 mod identify;
 #[path = "integration/index.rs"]
 mod index;
+#[path = "integration/keys.rs"]
+mod keys;
 #[path = "integration/locks.rs"]
 mod locks;
 #[path = "integration/models.rs"]

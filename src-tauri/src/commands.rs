@@ -125,6 +125,7 @@ async fn pick_paths(app: AppHandle, kind: PickDto) -> Result<Vec<String>, ErrorD
             PickDto::Documents => dialog.add_filter("Documents", kea_engine::extract::DocKind::EXTENSIONS.map(|(ext, _)| ext).as_slice()).blocking_pick_files(),
             PickDto::Folder => dialog.blocking_pick_folders(),
             PickDto::GoldenSet => dialog.add_filter("Golden set", &["jsonl", "json"]).blocking_pick_file().map(|f| vec![f]),
+            PickDto::Gguf => dialog.add_filter("GGUF model", &["gguf"]).blocking_pick_file().map(|f| vec![f]),
         };
         let paths: Vec<PathBuf> = picked.unwrap_or_default().into_iter().filter_map(|f| f.into_path().ok()).collect();
         app.state::<AppState>().grants.grant(paths.iter().cloned());
@@ -267,7 +268,7 @@ fn llm_info(state: State<'_, AppState>) -> Option<LlmInfoDto> {
 /// The settings, with the API key reported only as set or not.
 #[tauri::command]
 fn get_settings(state: State<'_, AppState>) -> SettingsDto {
-    SettingsDto::from(&state.settings())
+    SettingsDto::from(&state.settings()).kept_in(state.secrets_kind())
 }
 
 /// Validates, persists (0600) and applies the settings; the language model
@@ -276,13 +277,14 @@ fn get_settings(state: State<'_, AppState>) -> SettingsDto {
 async fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: SettingsDto) -> Result<SettingsDto, ErrorDto> {
     let previous = state.settings();
     let next = settings.into_settings(&previous);
+    state.check_chosen_paths(&previous, &next)?;
     let model_dirs = state.engine().ok().map(|e| e.config().model_paths.dirs.clone());
     blocking(move || {
         app.state::<AppState>().store_settings(next.clone())?;
         if let (true, Some(dirs)) = (next.llm != previous.llm, model_dirs) {
             select_llm(&app, dirs);
         }
-        Ok(SettingsDto::from(&next))
+        Ok(SettingsDto::from(&next).kept_in(app.state::<AppState>().secrets_kind()))
     })
     .await
 }

@@ -643,6 +643,8 @@ pub enum PickDto {
     Folder,
     /// One golden set (JSONL) to evaluate.
     GoldenSet,
+    /// A GGUF language model file (the settings' embedded model).
+    Gguf,
 }
 
 /// What a model is for (the Models page's sections).
@@ -704,6 +706,10 @@ pub struct SettingsDto {
     pub team_token: Option<String>,
     #[serde(default)]
     pub team_token_set: bool,
+    /// Where the secrets are kept: the system keyring, or (none answered) a
+    /// file only the user can read.
+    #[serde(default)]
+    pub secrets_in_keyring: bool,
     pub rerank: bool,
     pub mmr: bool,
     pub mmr_lambda: f32,
@@ -717,6 +723,13 @@ pub struct SettingsDto {
     pub language: Option<String>,
     pub theme: ThemeDto,
     pub photo_classifier: PhotoClassifierDto,
+}
+
+impl SettingsDto {
+    /// The same, saying where the secrets are kept.
+    pub fn kept_in(self, kind: kea_engine::secrets::SecretStoreKind) -> SettingsDto {
+        SettingsDto { secrets_in_keyring: kind == kea_engine::secrets::SecretStoreKind::Keyring, ..self }
+    }
 }
 
 impl From<&Settings> for SettingsDto {
@@ -734,6 +747,7 @@ impl From<&Settings> for SettingsDto {
             team_namespace: s.team.namespace.clone(),
             team_token: None,
             team_token_set: s.team.token.as_deref().is_some_and(|t| !t.is_empty()),
+            secrets_in_keyring: false,
             rerank: s.retrieval.rerank,
             mmr: s.retrieval.mmr,
             mmr_lambda: s.retrieval.mmr_lambda,

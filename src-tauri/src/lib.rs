@@ -70,6 +70,23 @@ impl AppState {
         Ok(self.grants.check(std::path::Path::new(path), &[knowledge, data_dir])?)
     }
 
+    /// The settings' paths that make Kea read files (a GGUF model, a
+    /// models folder) must have been chosen by the person when they change.
+    fn check_chosen_paths(&self, previous: &Settings, next: &Settings) -> Result<(), ErrorDto> {
+        let changed = [(&previous.llm.gguf, &next.llm.gguf), (&previous.models_dir, &next.models_dir)];
+        for (_, path) in changed.into_iter().filter(|(before, after)| before != after) {
+            if let Some(path) = path {
+                self.chosen(&path.display().to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the settings' secrets are kept (the keyring, else a file).
+    fn secrets_kind(&self) -> kea_engine::secrets::SecretStoreKind {
+        self.settings_path.get().map_or(kea_engine::secrets::SecretStoreKind::File, |path| Settings::secrets_kind(path))
+    }
+
     /// Saves the settings (0600) and makes them the ones in effect.
     fn store_settings(&self, settings: Settings) -> Result<(), ErrorDto> {
         let path = self.settings_path.get().ok_or_else(ErrorDto::not_ready)?;

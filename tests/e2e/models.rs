@@ -117,4 +117,11 @@ async fn model_ids_and_paths_from_the_webview_are_refused(app: &App) {
         assert_eq!(err["kind"], "invalid_input", "open_document {key}: {err}");
     }
     assert!(!app.knowledge().join("secret.md").exists(), "nothing was imported");
+    // Settings paths Kea would read (a GGUF, a models folder) must be chosen too.
+    for (field, path) in [("gguf", "/etc/passwd"), ("models_dir", "/etc")] {
+        let mut settings = app.try_invoke("get_settings", serde_json::json!({})).await.unwrap();
+        settings[field] = serde_json::json!(path);
+        let err = app.try_invoke("save_settings", serde_json::json!({"settings": settings})).await.expect_err("save_settings");
+        assert_eq!(err["kind"], "invalid_input", "{field}: {err}");
+    }
 }

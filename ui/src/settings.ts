@@ -35,6 +35,8 @@ function fill(s: SettingsDto) {
   for (const name of NUMBERS) field(name).value = String(s[name]);
   field("api_key").value = "";
   $("api-key-state").hidden = !s.api_key_set;
+  $("secrets-kept").textContent = t(s.secrets_in_keyring ? "settings.secrets_keyring" : "settings.secrets_file");
+  $("secrets-kept").classList.toggle("warning", !s.secrets_in_keyring);
   field("team_token").value = "";
   $("team-token-state").hidden = !s.team_token_set;
   $("api-key-moved").hidden = true;
@@ -78,6 +80,18 @@ export async function setupSettings(rerender: () => void) {
     $("api-key-moved").hidden = !(current?.api_key_set && moved && !field("api_key").value);
   };
   field("base_url").addEventListener("input", warnIfMoved);
+  // Paths Kea reads are chosen in the system's dialog (typed ones are refused unless chosen).
+  const choose = (button: string, name: string, kind: "gguf" | "folder") =>
+    $(button).addEventListener("click", async () => {
+      try {
+        const [chosen] = await api.pickPaths(kind);
+        if (chosen) field(name).value = chosen;
+      } catch (e) {
+        toastError(e);
+      }
+    });
+  choose("pick-gguf", "gguf", "gguf");
+  choose("pick-models-dir", "models_dir", "folder");
   field("api_key").addEventListener("input", warnIfMoved);
   $("settings-form").addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -4,6 +4,7 @@
 
 mod bench;
 mod chat;
+mod keys;
 mod models;
 mod progress;
 mod search;
@@ -195,6 +196,11 @@ enum Command {
         #[command(subcommand)]
         which: models::ModelsCommand,
     },
+    /// API keys and tokens: set (from standard input), clear, status.
+    Keys {
+        #[command(subcommand)]
+        which: keys::KeysCommand,
+    },
     /// Benchmarks (print figures; not tests).
     Bench {
         #[command(subcommand)]
@@ -352,6 +358,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
         Command::Models { which } => models::run(which, config(), cli.models_dir.clone()),
+        Command::Keys { which } => keys::run(which, &config().data_dir),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
             bench::run(which, paths, cli.embedding_model.clone(), remote_embedder(&cli))

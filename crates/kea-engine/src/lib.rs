@@ -25,6 +25,7 @@ pub mod remote_embed;
 pub mod rerank;
 pub mod retrieve;
 pub mod scan;
+pub mod secrets;
 pub mod segment;
 pub mod settings;
 pub mod store;

@@ -1,7 +1,10 @@
-//! The user's settings, persisted as `settings.json` in the data folder.
-//! The file may hold an API key, so it is written with owner-only
-//! permissions (0600) and replaced atomically; unknown or missing fields fall
-//! back to defaults so older files keep loading.
+//! The user's settings, persisted as `settings.json` in the data folder,
+//! written with owner-only permissions (0600) and replaced atomically;
+//! unknown or missing fields fall back to defaults so older files keep
+//! loading. Secrets (the API key, the team token, a remote embedder's key)
+//! are kept apart in a [`SecretStore`] — the system keyring, else
+//! `secrets.json` — and filled in when the settings load; a key an older
+//! file still holds moves there at the next save.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +19,12 @@ use crate::model::download;
 use crate::model::manager::ModelManager;
 use crate::remote_embed::RemoteEmbedConfig;
 use crate::retrieve::RetrievalConfig;
+use crate::secrets::{self, SecretStore, SecretStoreKind};
+
+/// The names of the secrets in the [`SecretStore`].
+const LLM_API_KEY: &str = "llm-api-key";
+const TEAM_TOKEN: &str = "team-token";
+const EMBEDDER_API_KEY: &str = "embedder-api-key";
 
 /// The models chosen in the model manager (`kea models use`, the Models page).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -70,6 +79,11 @@ impl LlmPreferences {
     }
 }
 
+/// The folder of a settings file (its data folder).
+fn folder_of(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("."))
+}
+
 /// `scheme://host:port` of a URL, lower-cased (`None` for no URL).
 fn origin(url: Option<&str>) -> Option<String> {
     let url = url?.trim();
@@ -108,13 +122,41 @@ pub struct Settings {
 impl Settings {
     pub const FILE_NAME: &'static str = "settings.json";
 
-    /// Reads the settings file; a missing file gives the defaults.
+    /// Reads the settings file (a missing file gives the defaults) and
+    /// its folder's secrets.
     pub fn load(path: &Path) -> Result<Settings> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+        Settings::load_from(path, secrets::store_for(folder_of(path)).as_ref())
+    }
+
+    /// Like [`Settings::load`], with the secrets from `store`.
+    pub fn load_from(path: &Path, store: &dyn SecretStore) -> Result<Settings> {
+        let mut settings: Settings = match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Settings::default(),
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        // A key an older file still holds wins (it moves to the store at the next save).
+        for (name, slot) in settings.secret_slots() {
+            if slot.is_none() {
+                *slot = store.get(name)?;
+            }
         }
+        Ok(settings)
+    }
+
+    /// Where the secrets of the settings at `path` are kept.
+    pub fn secrets_kind(path: &Path) -> SecretStoreKind {
+        secrets::store_for(folder_of(path)).kind()
+    }
+
+    /// The secret fields, by their name in the store (a remote embedder's
+    /// key only when one is configured).
+    fn secret_slots(&mut self) -> Vec<(&'static str, &mut Option<String>)> {
+        let mut slots = vec![(LLM_API_KEY, &mut self.llm.api_key), (TEAM_TOKEN, &mut self.team.token)];
+        if let Some(remote) = self.models.remote_embedder.as_mut() {
+            slots.push((EMBEDDER_API_KEY, &mut remote.api_key));
+        }
+        slots
     }
 
     /// The settings in `data_dir`; an unreadable file gives the defaults and
@@ -231,25 +273,24 @@ impl Settings {
         }
     }
 
-    /// Writes the file atomically with owner-only permissions.
+    /// Writes the file atomically with owner-only permissions, and the
+    /// secrets to the folder's store (never into the file).
     pub fn save(&self, path: &Path) -> Result<()> {
+        self.save_in(path, secrets::store_for(folder_of(path)).as_ref())
+    }
+
+    /// Like [`Settings::save`], with the secrets into `store`.
+    pub fn save_in(&self, path: &Path, store: &dyn SecretStore) -> Result<()> {
         self.validate()?;
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::InvalidInput(e.to_string()))?;
-        let tmp = path.with_extension("json.tmp");
-        let io = |e| Error::io(format!("writing {}", path.display()), e);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
+        let mut on_disk = self.clone();
+        for (name, slot) in on_disk.secret_slots() {
+            match slot.take().filter(|v| !v.is_empty()) {
+                Some(value) => store.set(name, &value)?,
+                None => store.delete(name)?,
+            }
         }
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp).map_err(io)?;
-        #[cfg(unix)]
-        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600)).map_err(io)?;
-        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        let text = serde_json::to_string_pretty(&on_disk).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        secrets::write_private(path, text.as_bytes())
     }
 
     /// The LLM selection these settings ask for; the environment (the same
@@ -283,16 +324,26 @@ mod tests {
         assert_eq!(settings.enhance.max_summary_length, 200);
     }
 
+    /// Secrets never reach `settings.json` (issue 24): they go to the
+    /// store (here the file one; the keyring in `tests/keyring.rs`).
     #[test]
-    fn settings_round_trip_with_owner_only_permissions() {
+    fn settings_round_trip_with_owner_only_permissions_and_secrets_kept_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("nested").join(Settings::FILE_NAME);
-        assert_eq!(Settings::load(&path).unwrap(), Settings::default());
+        let store = crate::secrets::FileSecrets::new(&tmp.path().join("nested"));
+        assert_eq!(Settings::load_from(&path, &store).unwrap(), Settings::default());
         let mut settings = Settings { language: Some("zh".into()), theme: Theme::Dark, ..Default::default() };
         settings.llm.api_key = Some("sk-secret".into());
+        settings.team.token = Some("root:team-secret".into());
         settings.retrieval.mmr_lambda = 0.5;
-        settings.save(&path).unwrap();
-        assert_eq!(Settings::load(&path).unwrap(), settings);
+        settings.save_in(&path, &store).unwrap();
+        assert_eq!(Settings::load_from(&path, &store).unwrap(), settings);
+        let on_disk = std::fs::read_to_string(&path).unwrap();
+        assert!(!on_disk.contains("sk-secret") && !on_disk.contains("team-secret"), "{on_disk}");
+        assert_eq!(store.get(LLM_API_KEY).unwrap().as_deref(), Some("sk-secret"));
+        settings.llm.api_key = None;
+        settings.save_in(&path, &store).unwrap();
+        assert_eq!(store.get(LLM_API_KEY).unwrap(), None, "a cleared key is forgotten");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -345,13 +396,15 @@ mod tests {
         let old = r#"{"llm": {"provider": "openai", "base_url": "https://api.example.com/v1", "api_key": "sk-kept", "retired": 1},
             "retrieval": {"rerank": false, "bm25_boost": 2.0}, "enhance": {"old_flag": true}, "models": {"legacy": "x"},
             "window": {"width": 900}, "theme": "dark"}"#;
-        std::fs::write(tmp.path().join(Settings::FILE_NAME), old).unwrap();
-        let (settings, problem) = Settings::load_or_default(tmp.path());
-        assert_eq!(problem, None);
+        let path = tmp.path().join(Settings::FILE_NAME);
+        let store = crate::secrets::FileSecrets::new(tmp.path());
+        std::fs::write(&path, old).unwrap();
+        let settings = Settings::load_from(&path, &store).unwrap();
         assert_eq!(settings.llm.api_key.as_deref(), Some("sk-kept"));
         assert_eq!((settings.theme, settings.retrieval.rerank), (Theme::Dark, false));
-        settings.save(&tmp.path().join(Settings::FILE_NAME)).unwrap();
-        let (again, _) = Settings::load_or_default(tmp.path());
+        settings.save_in(&path, &store).unwrap();
+        let again = Settings::load_from(&path, &store).unwrap();
         assert_eq!(again.llm.api_key.as_deref(), Some("sk-kept"), "a save keeps the key");
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("sk-kept"), "and moves it out of the settings file");
     }
 }
