@@ -117,6 +117,11 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     let theme = app.client.execute("return document.documentElement.dataset.theme", vec![]).await.unwrap();
     assert_eq!(theme, "dark");
     app.shot("settings-chinese-dark").await;
+    // Where keys are kept is said next to the API key (no keyring here: a file).
+    app.client.execute("document.querySelector('input[name=api_key]').scrollIntoView({block: 'center'})", vec![]).await.unwrap();
+    let kept = app.text("#secrets-kept").await;
+    assert!(kept.contains("secrets.json"), "{kept}");
+    app.shot("settings-keys").await;
     let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(app.root.path().join("data/settings.json")).unwrap()).unwrap();
     assert_eq!((saved["language"].as_str(), saved["theme"].as_str()), (Some("zh"), Some("dark")));
 

@@ -57,7 +57,7 @@ export type ImportDto = { imported: Array<string>,
  */
 rejected: Array<[string, string]>, };
 export type ImportProgressDto = { path: string, files_done: number, files_total: number, bytes_done: number, bytes_total: number, };
-export type PickDto = "documents" | "folder" | "golden_set";
+export type PickDto = "documents" | "folder" | "golden_set" | "gguf";
 export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
 export type ConversationDto = { id: number, title: string, };
 export type MessageRole = "user" | "assistant";
@@ -92,7 +92,12 @@ team_namespace: string | null,
  * The team store's credentials (user:password or an API key), like the
  * API key: sent only when typed, never shown back.
  */
-team_token?: string, team_token_set: boolean, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
+team_token?: string, team_token_set: boolean, 
+/**
+ * Where the secrets are kept: the system keyring, or (none answered) a
+ * file only the user can read.
+ */
+secrets_in_keyring: boolean, rerank: boolean, mmr: boolean, mmr_lambda: number, filter: boolean, min_score: number, llm_rerank: boolean, summary: boolean, query_expansion: boolean, 
 /**
  * The interface language; none follows the system.
  */

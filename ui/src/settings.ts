@@ -35,8 +35,12 @@ function fill(s: SettingsDto) {
   for (const name of NUMBERS) field(name).value = String(s[name]);
   field("api_key").value = "";
   $("api-key-state").hidden = !s.api_key_set;
-  $("secrets-kept").textContent = t(s.secrets_in_keyring ? "settings.secrets_keyring" : "settings.secrets_file");
-  $("secrets-kept").classList.toggle("warning", !s.secrets_in_keyring);
+  // data-i18n, so a change of language translates it too.
+  const kept = $("secrets-kept");
+  const where = s.secrets_in_keyring ? "settings.secrets_keyring" : "settings.secrets_file";
+  kept.dataset.i18n = where;
+  kept.textContent = t(where);
+  kept.classList.toggle("warning", !s.secrets_in_keyring);
   field("team_token").value = "";
   $("team-token-state").hidden = !s.team_token_set;
   $("api-key-moved").hidden = true;
