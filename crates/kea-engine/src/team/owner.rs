@@ -12,7 +12,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 const KEY_FILE: &str = "team-owner.key";
 
@@ -35,17 +35,7 @@ fn create_secret(path: &Path) -> Result<String> {
     // Each RandomState is seeded from the system's randomness.
     let random = || std::collections::hash_map::RandomState::new().build_hasher().finish();
     let secret: String = (0..4).map(|_| format!("{:016x}", random())).collect();
-    let io = |e| Error::io(format!("writing {}", path.display()), e);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).map_err(io)?;
-    std::io::Write::write_all(&mut file, secret.as_bytes()).map_err(io)?;
-    file.sync_all().map_err(io)?;
+    crate::secrets::write_private(path, secret.as_bytes())?;
     Ok(secret)
 }
 
