@@ -10,7 +10,8 @@
 //! carries the token, one without is refused; a namespace another data
 //! folder owns is refused; a server lost while answering leaves
 //! full-text search over this folder and the last copy of the team's, and
-//! the status says team sync is offline.
+//! the status says team sync is offline; one down when Kea starts opens
+//! offline for a folder that joined before.
 
 use std::path::Path;
 use std::process::{Child, Command};
@@ -176,6 +177,21 @@ fn a_team_shares_one_milvus_collection() {
     let message = String::from_utf8_lossy(&down.stderr);
     assert!(!down.status.success() && message.contains(&nowhere) && message.contains("cannot be reached"), "{message}");
     drop(server);
+    a_server_down_at_start_still_answers_offline(&url, &beta);
+}
+
+/// Down when Kea starts, for a folder that joined before: it opens offline
+/// with its last claim, answers from this folder, and says team sync is
+/// offline (writing waits for the server).
+fn a_server_down_at_start_still_answers_offline(url: &str, beta: &Sandbox) {
+    let status = team_json(beta, url, "beta", &["status", "--json"]);
+    assert!(status["team"]["offline"].as_str().is_some_and(|why| why.contains("cannot be reached")), "{status}");
+    assert_eq!(status["chunks"], 2, "{status}");
+    assert_eq!(sources(beta, url, "beta", "How are surgical instruments sterilised in the autoclave?", "hybrid")[0], "clinic/autoclave.md");
+    std::fs::write(beta.path("clinic/gloves.md"), "# Gloves\n\nNitrile gloves are changed between patients.\n").unwrap();
+    let index = beta.run(&["--store", url, "--store-token", TOKEN, "--namespace", "beta", "index", "--json"]);
+    let message = String::from_utf8_lossy(&index.stderr);
+    assert!(!index.status.success() && message.contains("cannot be reached"), "indexing needs the server: {message}");
 }
 
 /// Without the credentials the server refuses, and Kea says why; another

@@ -265,8 +265,7 @@ impl Engine {
         let (vectors, rebuilt, team) = match &config.team {
             Some(team_config) => {
                 let team = Team::open(team_config, &config.knowledge_dir, &config.data_dir, &stamp.model_id, dim)?;
-                crate::team::reconcile(&team, &store)?;
-                team.refresh_mirror(true)?;
+                team.catch_up(&store)?;
                 (Box::new(MilvusIndex::new(team.clone())) as Box<dyn VectorIndex>, false, Some(team))
             }
             None => {

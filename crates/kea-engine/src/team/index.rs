@@ -45,6 +45,7 @@ impl MilvusIndex {
 impl Team {
     /// Lists this namespace's rows from the server.
     pub(crate) fn list_own(&self) -> Result<()> {
+        self.ensure_joined()?;
         let filter = format!("ns == {}", quoted(&self.namespace));
         let mut keys: HashMap<u64, Vec<u64>> = HashMap::new();
         for row in self.milvus.query_all(&self.store.collection, &filter, &["cid"])? {
@@ -76,7 +77,7 @@ impl Team {
         if let Some(bad) = delta.added.iter().find(|a| a.vector.len() != self.dim) {
             return Err(Error::VectorIndex(format!("vector has {} dimensions, the team collection has {}", bad.vector.len(), self.dim)));
         }
-        let written = self.write_rows(delta);
+        let written = self.ensure_joined().and_then(|()| self.write_rows(delta));
         if written.is_err() {
             self.own().known = false;
         }

@@ -33,9 +33,9 @@ pub struct Milvus {
 }
 
 impl Milvus {
-    /// Connects and checks the server answers (and accepts `token`); a
-    /// refusal or timeout is an error naming the address.
-    pub fn connect(store: &super::TeamAddress, token: Option<&str>, timeout: Duration) -> Result<Milvus> {
+    /// A client of the server at `store` (no request is made yet); every
+    /// request carries `token` and gives up after `timeout`.
+    pub fn new(store: &super::TeamAddress, token: Option<&str>, timeout: Duration) -> Milvus {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(3).min(timeout)))
@@ -44,14 +44,12 @@ impl Milvus {
             .build()
             .new_agent();
         let scheme = if store.tls { "https" } else { "http" };
-        let milvus = Milvus {
+        Milvus {
             address: store.address.clone(),
             base: format!("{scheme}://{}/v1/vector", store.address),
             authorization: token.map(|t| format!("Bearer {}", t.trim())),
             agent,
-        };
-        milvus.collections()?;
-        Ok(milvus)
+        }
     }
 
     pub fn address(&self) -> &str {

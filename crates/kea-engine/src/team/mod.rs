@@ -16,6 +16,7 @@
 //! registry collection (`<COLLECTION>_sources`) changes. Fusion, MMR, rerank
 //! and the filter then run as for a local index.
 
+mod claim;
 mod index;
 mod milvus;
 mod owner;
@@ -23,6 +24,7 @@ mod registry;
 mod sync;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -130,6 +132,9 @@ pub struct Team {
     owner: String,
     model_id: String,
     dim: usize,
+    /// Whether the claim was made with the server since opening (not when
+    /// the team opened offline, until the server answers again).
+    joined: AtomicBool,
     /// This namespace's rows in Milvus: local chunk id → Milvus keys.
     own: Mutex<index::OwnRows>,
     /// The other namespaces' passages (ids are team ids).
@@ -140,41 +145,80 @@ pub struct Team {
 }
 
 impl Team {
-    /// Connects, creates the collection and the registry if needed, and
-    /// checks this instance may write to it (same model and dimension, a
-    /// namespace of its own).
+    /// Opens the team store: creates the collection and the registry if
+    /// needed and claims this folder's namespace (same model and dimension,
+    /// a namespace of its own). A server that cannot be reached is not an
+    /// error when this data folder made the same claim before: the team
+    /// opens offline with it (see `claim.rs`).
     pub fn open(config: &TeamConfig, knowledge_dir: &Path, data_dir: &Path, model_id: &str, dim: usize) -> Result<Arc<Team>> {
         let store = TeamAddress::parse(config.store.trim())?;
         let token = config.token.as_deref().filter(|t| !t.trim().is_empty());
-        let milvus = Milvus::connect(&store, token, REQUEST_TIMEOUT)?;
+        let milvus = Milvus::new(&store, token, REQUEST_TIMEOUT);
         let namespace = config.namespace.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| default_namespace(knowledge_dir));
-        let registry = registry::Registry::open(&milvus, &store.collection)?;
         let owner = owner::of_data_dir(data_dir)?;
-        let tag = registry.claim(&namespace, model_id, &owner)?;
-        match milvus.dimension(&store.collection)? {
-            None => milvus.create_collection(&store.collection, dim)?,
-            Some(d) if d != dim => {
-                return Err(Error::InvalidInput(format!(
-                    "the team collection {store} holds {d}-dimensional vectors; this index's model {model_id} makes {dim}"
-                )))
+        let mut claim = claim::Claim { store: store.to_string(), namespace, model: model_id.to_string(), dim, tag: 0 };
+        let offline = match join(&milvus, &store, &claim, &owner) {
+            Ok(tag) => {
+                claim.tag = tag;
+                claim::save(data_dir, &store.collection, &claim)?;
+                None
             }
-            Some(_) => {}
-        }
+            Err(Error::VectorIndex(why)) => match claim::load(data_dir, &store.collection, &claim) {
+                Some(tag) => {
+                    claim.tag = tag;
+                    Some(why)
+                }
+                None => return Err(Error::VectorIndex(why)),
+            },
+            Err(refused) => return Err(refused),
+        };
         let mirror = Store::open(&data_dir.join(format!("team-{}.sqlite3", store.collection)))?;
         let team = Team {
             milvus,
             store,
-            namespace,
-            tag,
+            namespace: claim.namespace,
+            tag: claim.tag,
             owner,
-            model_id: model_id.to_string(),
+            model_id: claim.model,
             dim,
+            joined: AtomicBool::new(offline.is_none()),
             own: Mutex::new(index::OwnRows::unknown()),
             mirror: Mutex::new(mirror),
             last_refresh: Mutex::new(None),
-            offline: Mutex::new(None),
+            offline: Mutex::new(offline),
         };
         Ok(Arc::new(team))
+    }
+
+    /// Brings the team up to date after opening: reconciles this namespace
+    /// and pulls the others. A server that cannot be reached leaves the
+    /// team offline (searches use the local index and the last mirror).
+    pub fn catch_up(&self, store: &Store) -> Result<()> {
+        match reconcile(self, store).and_then(|_| self.refresh_mirror(true)) {
+            Err(Error::VectorIndex(why)) => {
+                *self.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                Ok(())
+            }
+            done => done.map(|_| ()),
+        }
+    }
+
+    /// Claims the namespace again when the team opened offline; called
+    /// before anything is written or pulled.
+    pub(crate) fn ensure_joined(&self) -> Result<()> {
+        if self.joined.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let claim = claim::Claim { store: self.store.to_string(), namespace: self.namespace.clone(), model: self.model_id.clone(), dim: self.dim, tag: 0 };
+        let tag = join(&self.milvus, &self.store, &claim, &self.owner)?;
+        if tag != self.tag {
+            return Err(Error::InvalidInput(format!(
+                "the team store now gives the namespace '{}' another tag ({tag}, this Kea opened with {}): restart Kea",
+                self.namespace, self.tag
+            )));
+        }
+        self.joined.store(true, Ordering::Release);
+        Ok(())
     }
 
     pub fn namespace(&self) -> &str {
@@ -211,7 +255,7 @@ impl Team {
             return Ok(());
         }
         *last = Some(Instant::now());
-        let pulled = sync::pull_others(self);
+        let pulled = self.ensure_joined().and_then(|()| sync::pull_others(self));
         *self.offline.lock().unwrap_or_else(|p| p.into_inner()) = pulled.as_ref().err().map(ToString::to_string);
         pulled
     }
@@ -225,6 +269,24 @@ impl Team {
     pub fn mirrored_chunks(&self) -> Result<usize> {
         self.mirror().chunk_count()
     }
+}
+
+/// Makes sure the registry and the collection exist, and claims
+/// `claim`'s namespace for `owner`; returns its tag.
+fn join(milvus: &Milvus, store: &TeamAddress, claim: &claim::Claim, owner: &str) -> Result<u64> {
+    let registry = registry::Registry::open(milvus, &store.collection)?;
+    let tag = registry.claim(&claim.namespace, &claim.model, owner)?;
+    match milvus.dimension(&store.collection)? {
+        None => milvus.create_collection(&store.collection, claim.dim)?,
+        Some(d) if d != claim.dim => {
+            return Err(Error::InvalidInput(format!(
+                "the team collection {store} holds {d}-dimensional vectors; this index's model {} makes {}",
+                claim.model, claim.dim
+            )))
+        }
+        Some(_) => {}
+    }
+    Ok(tag)
 }
 
 /// Retrieval's passages in team mode: ids below `1 << TAG_SHIFT` are this
