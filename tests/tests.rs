@@ -5,6 +5,8 @@
 #[path = "integration/util.rs"]
 mod util;
 
+#[path = "integration/answers.rs"]
+mod answers;
 #[path = "integration/architecture.rs"]
 mod architecture;
 #[path = "integration/chat.rs"]

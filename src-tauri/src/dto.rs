@@ -210,6 +210,9 @@ impl From<&StageTrace> for StageDto {
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct RelevanceDto {
     pub relevant: bool,
+    /// "answered", "unsure" or "refused".
+    pub outcome: String,
+    pub probability: f32,
     pub coverage: f32,
     pub best_dense: Option<f32>,
     pub best_rerank: Option<f32>,
@@ -218,7 +221,15 @@ pub struct RelevanceDto {
 
 impl From<&Relevance> for RelevanceDto {
     fn from(r: &Relevance) -> Self {
-        RelevanceDto { relevant: r.relevant, coverage: r.coverage, best_dense: r.best_dense, best_rerank: r.best_rerank, reason: r.reason.clone() }
+        RelevanceDto {
+            relevant: r.relevant,
+            outcome: format!("{:?}", r.outcome).to_lowercase(),
+            probability: r.probability,
+            coverage: r.coverage,
+            best_dense: r.best_dense,
+            best_rerank: r.best_rerank,
+            reason: r.reason.clone(),
+        }
     }
 }
 
@@ -262,6 +273,8 @@ pub struct AnswerDto {
     pub citations: Vec<CitationDto>,
     pub notice: Option<String>,
     pub refused: bool,
+    /// Answered with a warning: the passages may not answer it.
+    pub unsure: bool,
     pub provider: String,
     /// The route and the retrieval trace, for "how this was answered".
     pub route: RouteDto,
@@ -277,6 +290,7 @@ impl From<&ChatAnswer> for AnswerDto {
             citations: a.citations.iter().map(CitationDto::from).collect(),
             notice: a.notice.clone(),
             refused: a.refused,
+            unsure: a.unsure,
             provider: a.provider_detail.clone(),
             route: RouteDto::from(&a.route),
             trace: a.retrieval.as_ref().map(TraceDto::from),

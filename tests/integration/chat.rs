@@ -33,7 +33,11 @@ fn embedded_answer_is_grounded_in_real_chunks() {
     assert_eq!(answer["route"]["use_rag"], true);
     assert_eq!(answer["route"]["decided_by"], "keywords", "auto routing uses the rules with tiny embedded models");
     let chunks = stored_chunk_ids(&sandbox);
-    for c in answer["citations"].as_array().unwrap() {
+    let citations = answer["citations"].as_array().unwrap();
+    assert!(!citations.is_empty(), "a grounded answer cites its passages: {answer}");
+    let sources: Vec<&str> = citations.iter().map(|c| c["source"].as_str().unwrap()).collect();
+    assert!(sources.iter().any(|s| s.contains("cockatiel") || s.contains("玄凤")), "it cites the cockatiel's page: {sources:?}");
+    for c in citations {
         assert!(c["id"].as_str().unwrap().starts_with('S'));
         assert!(chunks.contains(&c["chunk_id"].as_i64().unwrap()), "citation {c} names no stored chunk");
     }
@@ -114,7 +118,7 @@ fn auto_never_lets_a_tiny_model_write_the_answer() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(answer["provider_detail"].as_str().unwrap().contains("routing only"), "{}", answer["provider_detail"]);
-    assert!(answer["notice"].as_str().unwrap().starts_with("摘录的回答"), "{answer}");
+    assert!(answer["notice"].as_str().unwrap().contains("摘录的回答"), "{answer}");
     assert_eq!(answer["citations"][0]["source"], "鹦鹉/玄凤鹦鹉.md");
     assert!(answer["answer"].as_str().unwrap().contains("[S1]"));
 }

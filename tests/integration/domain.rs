@@ -24,7 +24,7 @@ const PAGES: &[(&str, &str)] = &[
 
 const PROFILE: &str = "[collection]\nkind = \"mushroom\"\nkind_zh = \"蘑菇\"\ntopic = \"wild mushrooms\"\n";
 
-fn mushrooms() -> Sandbox {
+pub(crate) fn mushrooms() -> Sandbox {
     let sandbox = Sandbox::empty();
     for (path, text) in PAGES {
         let file = sandbox.path(path);

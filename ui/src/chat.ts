@@ -92,7 +92,8 @@ function retrievalInspector(trace: TraceDto): HTMLElement {
     box.append(row);
   }
   for (const fallback of trace.fallbacks) box.append(el("p", `↪ ${fallback}`, "muted"));
-  if (trace.relevance) box.append(el("p", `${trace.relevance.relevant ? "✓" : "✗"} ${trace.relevance.reason}`, "relevance"));
+  const mark: Record<string, string> = { answered: "✓", unsure: "?", refused: "✗" };
+  if (trace.relevance) box.append(el("p", `${mark[trace.relevance.outcome] ?? "·"} ${trace.relevance.reason}`, "relevance"));
   return box;
 }
 

@@ -28,10 +28,18 @@ export type RouteDto = { use_rag: boolean, is_followup: boolean, search_query: s
  */
 decided_by: string, };
 export type StageDto = { stage: string, ms: number, candidates: [number, number][], };
-export type RelevanceDto = { relevant: boolean, coverage: number, best_dense: number | null, best_rerank: number | null, reason: string, };
+export type RelevanceDto = { relevant: boolean, 
+/**
+ * "answered", "unsure" or "refused".
+ */
+outcome: string, probability: number, coverage: number, best_dense: number | null, best_rerank: number | null, reason: string, };
 export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Array<string>, total_ms: number, relevance: RelevanceDto | null, };
 export type SummaryDto = { chunk_id: number, source: string, key_facts: Array<string>, summary: string, };
-export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, refused: boolean, provider: string, 
+export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, refused: boolean, 
+/**
+ * Answered with a warning: the passages may not answer it.
+ */
+unsure: boolean, provider: string, 
 /**
  * The route and the retrieval trace, for "how this was answered".
  */

@@ -143,6 +143,23 @@ enum Command {
         /// NAME=FILE: a retrieval config to compare (repeatable); default: each stage in turn.
         #[arg(long = "config", value_name = "NAME=FILE")]
         configs: Vec<String>,
+        /// Only the questions marked "split": "test" (held out from calibration), or only the others ("fit").
+        #[arg(long, value_parser = ["test", "fit"])]
+        split: Option<String>,
+        /// Fit the answer / unsure / refuse decision on the questions not marked
+        /// "split": "test" (k-fold cross-validated), report it on the test ones,
+        /// and use it from now on with this index's embedder.
+        #[arg(long)]
+        calibrate: bool,
+        /// With --calibrate: fit without the embedder's similarity (for any embedder).
+        #[arg(long, requires = "calibrate")]
+        lexical: bool,
+        /// With --calibrate: how many folds.
+        #[arg(long, default_value_t = 5, requires = "calibrate")]
+        folds: usize,
+        /// With --calibrate: write the calibration here instead of the data folder.
+        #[arg(long, value_name = "FILE", requires = "calibrate")]
+        out: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -343,13 +360,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             search::run(config(), query, &retrieval, *trace, *json)
         }
-        Command::Eval { golden, configs, json } => {
+        Command::Eval { golden, calibrate: true, lexical, folds, out, json, .. } => {
+            search::calibrate(config(), golden, &settings.retrieval, (*lexical, *folds), out.as_deref(), *json)
+        }
+        Command::Eval { golden, configs, split, json, .. } => {
             let configs = if configs.is_empty() {
                 kea_engine::eval::default_configs()
             } else {
                 configs.iter().map(|c| parse_named_config(c)).collect::<anyhow::Result<_>>()?
             };
-            search::eval(config(), golden, &configs, *json)
+            search::eval(config(), golden, &configs, split.as_deref(), *json)
         }
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(), &settings, llm, *chat_id, question, *max_tokens, *json),
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kea_engine::eval::{evaluate, load_golden, EvalResult, Metrics};
+use kea_engine::retrieve::calibration::OutcomeRates;
 use kea_engine::{Engine, EngineConfig, Retrieval, RetrievalConfig};
 
 pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
@@ -59,11 +60,66 @@ fn print_trace(engine: &Engine, result: &Retrieval) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, RetrievalConfig)], json: bool) -> anyhow::Result<ExitCode> {
-    let engine = crate::open_engine(config)?;
+/// Every question of the golden sets, read as one.
+fn load_all(golden: &[PathBuf]) -> anyhow::Result<Vec<kea_engine::eval::GoldenItem>> {
     let mut items = Vec::new();
     for path in golden {
         items.extend(load_golden(path)?);
+    }
+    Ok(items)
+}
+
+/// `kea eval --calibrate`: fits the relevance decision and prints its
+/// out-of-fold and held-out outcomes.
+pub fn calibrate(
+    config: EngineConfig,
+    golden: &[PathBuf],
+    retrieval: &RetrievalConfig,
+    (lexical, folds): (bool, usize),
+    out: Option<&std::path::Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let data_dir = config.data_dir.clone();
+    let engine = crate::open_engine(config)?;
+    let items = load_all(golden)?;
+    let model = if lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
+    let mut fitted = kea_engine::eval::calibrate(&engine, &items, retrieval, &model, folds)?;
+    fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
+    let written = match out {
+        Some(path) => {
+            std::fs::write(path, serde_json::to_vec_pretty(&fitted)?)?;
+            path.to_path_buf()
+        }
+        None => fitted.save(&data_dir)?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&fitted)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = &fitted.fitted;
+    let line = |name: &str, (a, u): &(OutcomeRates, OutcomeRates)| {
+        println!(
+            "{name}: answerable ({}) answered {:.3} unsure {:.3} refused {:.3} | unanswerable ({}) answered {:.3} unsure {:.3} refused {:.3}",
+            a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused
+        );
+    };
+    let kind = if model.is_empty() { "any embedder (lexical)".to_string() } else { model };
+    println!("calibrated for {kind}: answered at ≥ {:.3}, refused below {:.3}", fitted.answer_at, fitted.refuse_below);
+    line(&format!("out of fold ({} folds)", report.folds), &report.out_of_fold);
+    match &report.test {
+        Some(test) => line("held-out test split", test),
+        None => println!("no question is marked \"split\": \"test\": there is no held-out figure"),
+    }
+    println!("written to {}", written.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, RetrievalConfig)], split: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let engine = crate::open_engine(config)?;
+    let mut items = load_all(golden)?;
+    if let Some(split) = split {
+        items.retain(|i| i.is_test() == (split == "test"));
+        anyhow::ensure!(!items.is_empty(), "no question of the golden sets is in the {split} split");
     }
     let results: Vec<EvalResult> = configs.iter().map(|(name, c)| evaluate(&engine, name, &items, c)).collect::<Result<_, _>>()?;
     if json {
@@ -91,10 +147,17 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
     }
     for r in results.iter().filter(|r| r.refusal.is_some()) {
         let f = r.refusal.as_ref().expect("filtered");
+        let (a, u) = &f.outcomes;
         println!(
-            "{}: refused {:.3} of {} unanswerable, answered {:.3} of {} answerable, refusal precision {:.3}",
-            r.name, f.refused, f.unanswerable, f.answered, f.answerable, f.precision
+            "{}: answerable ({}) answered {:.3} unsure {:.3} refused {:.3} | unanswerable ({}) answered {:.3} unsure {:.3} refused {:.3} | refusal precision {:.3}",
+            r.name, a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused, f.precision
         );
+        for (lang, (a, u)) in &f.by_lang {
+            println!(
+                "  {lang}: answerable answered {:.3} unsure {:.3} refused {:.3} | unanswerable answered {:.3} unsure {:.3} refused {:.3}",
+                a.answered, a.unsure, a.refused, u.answered, u.unsure, u.refused
+            );
+        }
         for wrong in &f.wrong {
             println!("  wrong: {wrong}");
         }

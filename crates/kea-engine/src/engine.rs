@@ -596,6 +596,11 @@ impl QueryModels for Engine {
     fn languages(&self) -> &[String] {
         &self.model_languages
     }
+
+    fn calibration(&self) -> crate::retrieve::calibration::Calibration {
+        let model = self.reader.lock().unwrap_or_else(|p| p.into_inner()).model().ok().flatten().map(|(id, _)| id).unwrap_or_default();
+        crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model)
+    }
 }
 
 impl IndexModels for Engine {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::retrieve::calibration::{self, Calibration, Outcome, OutcomeRates, Sample, Targets};
 use crate::retrieve::RetrievalConfig;
 
 /// One golden question.
@@ -25,6 +26,15 @@ pub struct GoldenItem {
     /// False for a question the documents cannot answer (it should be refused).
     #[serde(default = "answerable_default")]
     pub answerable: bool,
+    /// `"test"`: held out, never used to calibrate (its figures are the ones reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
+}
+
+impl GoldenItem {
+    pub fn is_test(&self) -> bool {
+        self.split.as_deref() == Some("test")
+    }
 }
 
 fn answerable_default() -> bool {
@@ -131,32 +141,60 @@ pub struct Miss {
     pub got: Vec<String>,
 }
 
-/// How well the relevance decision refuses what the documents cannot answer.
+/// How the relevance decision did: answered / unsure / refused for the
+/// answerable and the unanswerable questions, overall and per language.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RefusalMetrics {
     pub answerable: usize,
     pub unanswerable: usize,
-    /// Share of answerable questions answered (not refused).
+    /// Share of answerable questions answered (not unsure, not refused).
     pub answered: f64,
-    /// Share of unanswerable questions refused (refusal recall).
+    /// Share of unanswerable questions refused.
     pub refused: f64,
     /// Share of refusals that were of unanswerable questions.
     pub precision: f64,
-    /// Questions decided wrongly, with the decision's reason.
+    /// The outcomes of the answerable and of the unanswerable questions.
+    pub outcomes: (OutcomeRates, OutcomeRates),
+    pub by_lang: BTreeMap<String, (OutcomeRates, OutcomeRates)>,
+    /// Answerable questions refused and unanswerable ones answered, with the decision's reason.
     pub wrong: Vec<String>,
 }
 
-fn refusal_metrics(decisions: &[(bool, bool, String)]) -> RefusalMetrics {
-    let count = |answerable: bool, refused: bool| decisions.iter().filter(|d| d.0 == answerable && d.1 == refused).count();
-    let (answerable, unanswerable) = (count(true, false) + count(true, true), count(false, false) + count(false, true));
+/// One question's decision: answerable?, the outcome, its language, a line for the report.
+struct Decision {
+    answerable: bool,
+    outcome: Outcome,
+    lang: String,
+    line: String,
+}
+
+fn rates(decisions: &[&Decision], answerable: bool) -> OutcomeRates {
+    OutcomeRates::of(&decisions.iter().filter(|d| d.answerable == answerable).map(|d| d.outcome).collect::<Vec<_>>())
+}
+
+fn refusal_metrics(decisions: &[Decision]) -> RefusalMetrics {
+    let all: Vec<&Decision> = decisions.iter().collect();
+    let (answerable, unanswerable) = (rates(&all, true), rates(&all, false));
+    let count = |a: bool, o: Outcome| decisions.iter().filter(|d| d.answerable == a && d.outcome == o).count();
     let ratio = |n: usize, d: usize| if d == 0 { 0.0 } else { (n as f64 / d as f64 * 10000.0).round() / 10000.0 };
+    let mut by_lang: BTreeMap<String, (OutcomeRates, OutcomeRates)> = BTreeMap::new();
+    for lang in decisions.iter().map(|d| d.lang.clone()).collect::<std::collections::BTreeSet<_>>() {
+        let of_lang: Vec<&Decision> = decisions.iter().filter(|d| d.lang == lang).collect();
+        by_lang.insert(lang, (rates(&of_lang, true), rates(&of_lang, false)));
+    }
     RefusalMetrics {
-        answerable,
-        unanswerable,
-        answered: ratio(count(true, false), answerable),
-        refused: ratio(count(false, true), unanswerable),
-        precision: ratio(count(false, true), count(false, true) + count(true, true)),
-        wrong: decisions.iter().filter(|d| d.0 == d.1).map(|d| d.2.clone()).collect(),
+        answerable: answerable.questions,
+        unanswerable: unanswerable.questions,
+        answered: ratio(count(true, Outcome::Answered), answerable.questions),
+        refused: ratio(count(false, Outcome::Refused), unanswerable.questions),
+        precision: ratio(count(false, Outcome::Refused), count(false, Outcome::Refused) + count(true, Outcome::Refused)),
+        outcomes: (answerable, unanswerable),
+        by_lang,
+        wrong: decisions
+            .iter()
+            .filter(|d| (d.answerable && d.outcome == Outcome::Refused) || (!d.answerable && d.outcome == Outcome::Answered))
+            .map(|d| d.line.clone())
+            .collect(),
     }
 }
 
@@ -190,9 +228,12 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
             *fallbacks.entry(fallback).or_default() += 1;
         }
         let judged = &retrieval.relevance;
-        let refused = !judged.relevant;
-        let verdict = if refused { "refused" } else { "answered" };
-        decisions.push((item.answerable, refused, format!("{verdict}: {} ({}; dense {:.3})", item.query, judged.reason, judged.best_dense.unwrap_or(0.0))));
+        decisions.push(Decision {
+            answerable: item.answerable,
+            outcome: judged.outcome,
+            lang: item.lang.clone().unwrap_or_else(|| "-".into()),
+            line: format!("{:?}: {} ({})", judged.outcome, item.query, judged.reason).to_lowercase(),
+        });
         if !item.answerable {
             continue;
         }
@@ -218,6 +259,37 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
         fallbacks,
         ms_per_query: (ms * 100.0).round() / 100.0,
     })
+}
+
+/// The signals every golden question gets from retrieval with `config`.
+fn samples(engine: &Engine, items: &[&GoldenItem], config: &RetrievalConfig) -> Result<Vec<Sample>> {
+    items.iter().map(|item| Ok(Sample { signals: engine.retrieve(&item.query, config)?.relevance.signals, answerable: item.answerable })).collect()
+}
+
+/// The signals the shipped model weighs; `dense` only for the embedder it is fitted with.
+pub fn calibration_features(with_dense: bool) -> Vec<String> {
+    let all = ["coverage", "top_coverage", "unknown", "specific", "unknown_noun", "dense", "agreement", "type_missing", "chinese"];
+    all.iter().filter(|f| with_dense || **f != "dense").map(|f| f.to_string()).collect()
+}
+
+/// Fits the relevance decision on the golden questions not marked `test`
+/// (`folds`-fold cross-validation, folds drawn from a hash of each question)
+/// and reports it on the `test` ones. `model` is the embedder it applies
+/// to (empty: any, without the dense signal).
+pub fn calibrate(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, model: &str, folds: usize) -> Result<Calibration> {
+    let config = RetrievalConfig { rerank: false, ..config.clone() };
+    let (test, train): (Vec<&GoldenItem>, Vec<&GoldenItem>) = items.iter().partition(|i| i.is_test());
+    let fold_keys: Vec<usize> = train.iter().map(|i| blake3::hash(i.query.as_bytes()).as_bytes()[0] as usize % folds.max(1)).collect();
+    let targets = Targets { keep_unanswerable: 0.92 };
+    let mut fitted = calibration::fit(&samples(engine, &train, &config)?, &calibration_features(!model.is_empty()), model, folds, &|i| fold_keys[i], &targets)?;
+    if !test.is_empty() {
+        let outcomes = |a: bool, samples: &[Sample]| -> Vec<Outcome> {
+            samples.iter().filter(|s| s.answerable == a).map(|s| fitted.outcome(fitted.probability(&s.signals))).collect()
+        };
+        let held_out = samples(engine, &test, &config)?;
+        fitted.fitted.test = Some((OutcomeRates::of(&outcomes(true, &held_out)), OutcomeRates::of(&outcomes(false, &held_out))));
+    }
+    Ok(fitted)
 }
 
 /// The configurations compared when none are given: each stage added in turn.

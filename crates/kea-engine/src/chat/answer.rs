@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::enhance::PassageSummary;
 use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
 use crate::error::Result;
+use crate::retrieve::calibration::Outcome;
 use crate::retrieve::{query_language, ContextBlock, Retrieval};
 use crate::store::StoredMessage;
 
@@ -85,6 +86,27 @@ fn refusal(question: &str, query: &str) -> String {
         format!("在你的文档中没有找到能回答这个问题的内容（检索：“{query}”）。可以换个说法，或把相关文档放进知识库。")
     } else {
         format!("I could not find this in your documents (searched for \"{query}\"). Try rephrasing, or add a document that covers it.")
+    }
+}
+
+/// The warning over an answer whose passages may not answer the question.
+fn unsure_notice(question: &str) -> &'static str {
+    if query_language(question) == "zh" {
+        "不确定：找到的段落可能并不能回答这个问题。请查看下面引用的原文再做判断。"
+    } else {
+        "Not sure: the passages found may not answer this question. Check the cited text below before relying on it."
+    }
+}
+
+/// Marks `answer` unsure when the relevance decision was, with its warning first.
+fn flag_unsure(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval) {
+    if retrieval.relevance.outcome == Outcome::Unsure {
+        answer.unsure = true;
+        let warning = unsure_notice(question).to_string();
+        answer.notice = Some(match answer.notice.take() {
+            Some(notice) => format!("{warning} {notice}"),
+            None => warning,
+        });
     }
 }
 
@@ -234,6 +256,7 @@ pub(super) fn compose(
         chat_id: 0,
         notice: None,
         refused: false,
+        unsure: false,
         retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
         summaries: Vec::new(),
@@ -249,6 +272,7 @@ pub(super) fn compose(
         }
         Some(r) if floor.is_some() => {
             quote_passages(&mut answer, question, r, floor.unwrap_or_default());
+            flag_unsure(&mut answer, question, r);
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
@@ -273,13 +297,31 @@ pub(super) fn compose(
         ms: crate::retrieve::elapsed_ms(t),
         output: serde_json::json!({"tokens": completion.tokens, "first_token_ms": completion.first_token_ms, "finish": completion.finish}),
     });
+    Ok(ground(answer, question, retrieval, &completion.text))
+}
+
+/// The model's text with its citations resolved. An answer from passages
+/// that cites none of them is not grounded: they are quoted instead.
+fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>, written: &str) -> ChatAnswer {
     let known: BTreeSet<String> = retrieval.map(|r| r.context.blocks.iter().map(|b| b.label.clone()).collect()).unwrap_or_default();
-    let (text, cited) = resolve_markers(&completion.text, &known);
+    let (text, cited) = resolve_markers(written, &known);
     answer.answer = text;
+    if let Some(r) = retrieval.filter(|_| cited.is_empty()) {
+        // An answer that cites none of its passages is not grounded: quote them instead.
+        let why = if query_language(question) == "zh" {
+            "语言模型的回答没有引用任何段落"
+        } else {
+            "the language model's answer cited none of the passages"
+        };
+        quote_passages(&mut answer, question, r, why);
+        flag_unsure(&mut answer, question, r);
+        return answer;
+    }
     if let Some(r) = retrieval {
+        flag_unsure(&mut answer, question, r);
         answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
     }
-    Ok(answer)
+    answer
 }
 
 #[cfg(test)]
@@ -325,8 +367,17 @@ mod tests {
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };
         let trace =
             crate::retrieve::Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None };
-        let relevance =
-            crate::retrieve::Relevance { relevant: true, coverage: 1.0, best_dense: None, best_rerank: None, missing: vec![], reason: String::new() };
+        let relevance = crate::retrieve::Relevance {
+            relevant: true,
+            outcome: Outcome::Answered,
+            probability: 1.0,
+            signals: vec![],
+            coverage: 1.0,
+            best_dense: None,
+            best_rerank: None,
+            missing: vec![],
+            reason: String::new(),
+        };
         let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };
         assert_eq!(sources_text(&Evidence { retrieval: &retrieval, summaries: &[] }), context.text, "no summaries: the context as assembled");
         let with = sources_text(&Evidence { retrieval: &retrieval, summaries: &[summary] });

@@ -48,12 +48,19 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
     let chosen: Vec<&ContextBlock> = if same.is_empty() { blocks.iter().collect() } else { same };
     let terms: HashSet<String> = query_terms(question).into_iter().collect();
     let mut picked: Vec<(usize, usize, &str, &str)> = Vec::new(); // (block rank, sentence index, text, label)
+    let mut best_score = 0;
     for (rank, block) in chosen.iter().take(MAX_BLOCKS).enumerate() {
         let mut scored: Vec<(usize, usize, &str)> =
             sentences(&block.text).into_iter().enumerate().map(|(i, s)| (overlap(&terms, s, &block.heading_path), i, s)).collect();
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        if rank == 0 {
+            best_score = scored.first().map_or(0, |s| s.0);
+        }
+        // Another passage's sentence joins only if it matches the question in
+        // its own words about as well as the best one (not a heading word alone).
+        let enough = |score: usize| if rank == 0 { score > 0 } else { score >= 2 && score * 2 > best_score };
         let wanted = if rank == 0 { 2 } else { 1 };
-        let mut chosen: Vec<(usize, &str)> = scored.iter().take(wanted).filter(|s| s.0 > 0 || (rank == 0 && s.1 == 0)).map(|s| (s.1, s.2)).collect();
+        let mut chosen: Vec<(usize, &str)> = scored.iter().take(wanted).filter(|s| enough(s.0) || (rank == 0 && s.1 == 0)).map(|s| (s.1, s.2)).collect();
         // The top passage's best sentence alone says little: its next one goes with it.
         if let (0, [(best, _)]) = (rank, chosen.as_slice()) {
             let next = best + 1;
@@ -111,6 +118,12 @@ mod tests {
         let got = extract_answer("What do cockatiels eat?", &blocks).unwrap();
         assert_eq!(got.text, "Cockatiels are small. [S1] In the wild they eat grass seeds. [S1] Budgerigars eat seeds and greens. [S2]");
         assert_eq!(got.cited, ["S1", "S2"]);
+        let unrelated = [
+            block("S1", "Cockatiel > Diet", "In the wild cockatiels eat grass seeds. Pellets should form most of a pet's diet."),
+            block("S2", "Cage", "A cage for cockatiels needs perches of several widths."),
+        ];
+        let got = extract_answer("What do cockatiels eat?", &unrelated).unwrap();
+        assert_eq!(got.cited, ["S1"], "a sentence sharing only the subject's name is not evidence: {}", got.text);
     }
 
     #[test]

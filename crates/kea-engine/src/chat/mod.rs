@@ -44,6 +44,8 @@ pub struct ChatAnswer {
     /// or nothing relevant was found): shown as a banner.
     pub notice: Option<String>,
     pub refused: bool,
+    /// Answered although the passages may not answer it (the notice says so).
+    pub unsure: bool,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
     /// Per-passage summaries (opt-in post-processing).

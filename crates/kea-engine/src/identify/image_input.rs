@@ -71,13 +71,35 @@ mod tests {
         assert!(decode_image(&full[..full.len() / 2]).unwrap_err().to_string().contains("truncated"));
     }
 
+    /// CRC-32 (IEEE) of a PNG chunk's type and data.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+
+    /// A well-formed PNG whose header claims `side` × `side` pixels (valid CRC), with one pixel of data.
+    fn claiming(side: u32) -> Vec<u8> {
+        let mut bytes = png(1, 1, [0, 0, 0]);
+        bytes[16..20].copy_from_slice(&side.to_be_bytes());
+        bytes[20..24].copy_from_slice(&side.to_be_bytes());
+        let crc = crc32(&bytes[12..29]);
+        bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+        bytes
+    }
+
     #[test]
     fn decompression_bombs_are_refused() {
-        // A PNG header claiming 100000 x 100000 pixels.
-        let mut bomb = png(1, 1, [0, 0, 0]);
-        bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
-        bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
-        let err = decode_image(&bomb).unwrap_err().to_string();
-        assert!(err.contains("too large") || err.contains("decode"), "{err}");
+        let err = decode_image(&claiming(100_000)).unwrap_err().to_string();
+        assert!(err.contains("too large"), "refused by the pixel limit, before decoding: {err}");
+        let err = decode_image(&claiming(MAX_SIDE + 1)).unwrap_err().to_string();
+        assert!(err.contains("too large"), "one pixel over the side limit: {err}");
+        let within = decode_image(&claiming(2)).unwrap_err().to_string();
+        assert!(!within.contains("too large"), "a small image with missing data is corrupt, not too large: {within}");
     }
 }

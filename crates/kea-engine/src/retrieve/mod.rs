@@ -5,6 +5,8 @@
 //! stage records its candidates, scores and time in a [`Trace`], with the
 //! fallbacks that fired. This file holds the pipeline's types and knobs.
 
+pub mod answer_type;
+pub mod calibration;
 pub mod context;
 mod passages;
 pub mod relevance;

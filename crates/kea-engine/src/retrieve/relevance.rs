@@ -1,33 +1,29 @@
 //! Is the evidence good enough to answer from? With a reranker, its
-//! probability decides. Without one, a word match is not enough ("What do
-//! penguins eat?" shares "eat" with every diet section): the top passages
-//! must cover the query's content terms weighted by how rare each term is in
-//! the collection (IDF), so the one rare word that names the subject counts
-//! most. Chinese questions word their filler freely (平时, 应该), so there a
-//! specific noun the collection never mentions (企鹅) refuses and a low
-//! coverage suffices otherwise. A query whose best passages are in the other
-//! language (BM25 cannot see those) is judged by the embedder's similarity
-//! instead. Thresholds are calibrated on tests/golden (sample-knowledge and
-//! species-names answerable, unanswerable.jsonl), see `kea eval`.
+//! probability decides. Without one, several signals go into a calibrated
+//! logistic model (`calibration.rs`, fitted per embedder with k-fold
+//! cross-validation by `kea eval --calibrate`): how much of the question's
+//! terms the top passages and the best one cover, weighted by how rare each
+//! term is in the collection (IDF); the share of its terms no document has;
+//! the embedder's best similarity; whether dense and full-text search agree
+//! on the top passages; and whether the question asks for a kind of answer
+//! (a weight, a price, a duration…) that the top passages do not hold. Its
+//! probability gives one of three outcomes: answered, unsure (the answer is
+//! given with its evidence and a warning) or refused. A query whose best
+//! passages are in the other language (BM25 cannot see those) may also be
+//! answered on the similarity of a multilingual embedder.
 
 use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::{query_language, text_language, Hit, RetrievalConfig, Retriever};
+use super::answer_type::AnswerType;
+use super::calibration::{Outcome, Signals};
+use super::{query_language, text_language, Hit, RetrievalConfig, Retriever, Trace};
 use crate::error::Result;
 use crate::segment::{is_specific_chinese_noun, query_terms};
 
 /// Passages whose words count towards coverage.
 const TOP_PASSAGES: usize = 3;
-/// IDF-weighted share of the query's terms the top passages must contain
-/// (English; stemmed words).
-pub const MIN_COVERAGE: f32 = 0.4;
-/// Chinese: enough when no specific noun of the question is unknown to the
-/// whole collection (such a noun is a subject the documents never mention)...
-pub const MIN_COVERAGE_ZH: f32 = 0.15;
-/// ...and enough on its own above this.
-pub const SURE_COVERAGE_ZH: f32 = 0.75;
 /// Cosine similarity a passage in the other language must reach to count
 /// (multilingual embedders only).
 pub const MIN_CROSS_LINGUAL_DENSE: f32 = 0.85;
@@ -35,7 +31,14 @@ pub const MIN_CROSS_LINGUAL_DENSE: f32 = 0.85;
 /// The relevance decision and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Relevance {
+    /// Whether the passages are given (answered or unsure).
     pub relevant: bool,
+    pub outcome: Outcome,
+    /// The calibrated probability that the passages answer the question
+    /// (the reranker's when one is installed).
+    pub probability: f32,
+    /// The signals the decision weighed, by name.
+    pub signals: Signals,
     /// IDF-weighted share of the query's content terms found in the top passages.
     pub coverage: f32,
     pub best_dense: Option<f32>,
@@ -60,47 +63,141 @@ pub fn weighted_coverage(terms: &[String], counts: &[usize], total: usize, found
     covered / sum
 }
 
+/// The top passages' words and their counts in the collection, for the lexical signals.
+struct Lexical {
+    /// IDF-weighted coverage by the top passages, by the best one, and the share no chunk has.
+    coverage: f32,
+    top_coverage: f32,
+    unknown: f32,
+    /// The IDF of the rarest question term the top passages hold, over the
+    /// largest IDF possible: high when they share the question's specific
+    /// subject, low when only common words match.
+    specific: f32,
+    /// Whether the question names a specific Chinese noun no document has
+    /// (a subject the collection never mentions, not filler like 平时).
+    unknown_noun: bool,
+    missing: Vec<(String, usize)>,
+}
+
 impl Retriever<'_> {
+    fn lexical(&self, terms: &[String], hits: &[Hit]) -> Result<Lexical> {
+        let ids: Vec<u64> = hits.iter().take(TOP_PASSAGES).map(|h| h.chunk.id as u64).collect();
+        let (counts, total) = self.passages().token_chunk_counts(terms)?;
+        let tokens = self.passages().tokens_in_chunks(terms, &ids)?;
+        let found: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+        let top_tokens = self.passages().tokens_in_chunks(terms, &ids[..ids.len().min(1)])?;
+        let top_found: HashSet<&str> = top_tokens.iter().map(String::as_str).collect();
+        let idf = |count: usize| ((total as f32 + 1.0) / (count as f32 + 0.5)).ln();
+        let rarest_found = terms.iter().zip(&counts).filter(|(t, _)| found.contains(t.as_str())).map(|(_, &c)| idf(c)).fold(0.0f32, f32::max);
+        let known: Vec<String> = terms.iter().zip(&counts).filter(|(_, &c)| c > 0).map(|(t, _)| t.clone()).collect();
+        let known: HashSet<&str> = known.iter().map(String::as_str).collect();
+        Ok(Lexical {
+            coverage: weighted_coverage(terms, &counts, total, &found),
+            top_coverage: weighted_coverage(terms, &counts, total, &top_found),
+            unknown: 1.0 - weighted_coverage(terms, &counts, total, &known),
+            specific: rarest_found / idf(0).max(1e-3),
+            unknown_noun: terms.iter().zip(&counts).any(|(t, &c)| c == 0 && is_specific_chinese_noun(t)),
+            missing: terms.iter().zip(&counts).filter(|(t, _)| !found.contains(t.as_str())).map(|(t, &c)| (t.clone(), c)).collect(),
+        })
+    }
+
     /// Decides whether `hits` answer `query` (see the module docs).
-    pub(crate) fn judge_relevance(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Relevance> {
+    pub(crate) fn judge_relevance(&self, query: &str, hits: &[Hit], trace: &Trace, config: &RetrievalConfig) -> Result<Relevance> {
         let best_dense = hits.iter().filter_map(|h| h.dense).reduce(f32::max);
         let best_rerank = hits.first().and_then(|h| h.rerank);
-        let mut judged = Relevance { relevant: false, coverage: 0.0, best_dense, best_rerank, missing: Vec::new(), reason: String::new() };
+        let mut judged = Relevance {
+            relevant: false,
+            outcome: Outcome::Refused,
+            probability: 0.0,
+            signals: Vec::new(),
+            coverage: 0.0,
+            best_dense,
+            best_rerank,
+            missing: Vec::new(),
+            reason: String::new(),
+        };
         let Some(best) = hits.first() else {
             judged.reason = "nothing was found".into();
             return Ok(judged);
         };
         let terms = query_terms(query);
-        if !terms.is_empty() {
-            let ids: Vec<u64> = hits.iter().take(TOP_PASSAGES).map(|h| h.chunk.id as u64).collect();
-            let (counts, total) = self.passages().token_chunk_counts(&terms)?;
-            let tokens = self.passages().tokens_in_chunks(&terms, &ids)?;
-            let found: HashSet<&str> = tokens.iter().map(String::as_str).collect();
-            judged.coverage = weighted_coverage(&terms, &counts, total, &found);
-            judged.missing = terms.iter().zip(&counts).filter(|(t, _)| !found.contains(t.as_str())).map(|(t, &c)| (t.clone(), c)).collect();
+        let lexical = if terms.is_empty() { None } else { Some(self.lexical(&terms, hits)?) };
+        if let Some(l) = &lexical {
+            (judged.coverage, judged.missing) = (l.coverage, l.missing.clone());
         }
+        let asked = AnswerType::asked_by(query);
+        let type_missing = asked.is_some_and(|t| !hits.iter().take(TOP_PASSAGES).any(|h| t.found_in(&h.chunk.text)));
+        // The similarity of an embedder that does not read the question's language says nothing.
+        let dense = best_dense.filter(|_| self.model_reads(query_language(query)));
+        judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, query_language(query) == "zh");
         if let Some(p) = best_rerank {
-            judged.relevant = p >= config.min_score;
+            judged.probability = p;
+            judged.outcome = if p >= config.min_score { Outcome::Answered } else { Outcome::Refused };
             judged.reason = format!("rerank probability {p:.2} (threshold {:.2})", config.min_score);
-            return Ok(judged);
+        } else {
+            let calibration = self.calibration();
+            judged.probability = calibration.probability(&judged.signals);
+            judged.outcome = calibration.outcome(judged.probability);
+            judged.reason = explain(&judged, dense, asked.filter(|_| type_missing), (calibration.refuse_below, calibration.answer_at));
+            if lexical.as_ref().is_some_and(|l| l.coverage <= 0.0) && dense.is_none() {
+                judged.outcome = Outcome::Refused;
+                judged.reason = "none of the question's words is in the passages found, and the embedder does not read its language".into();
+            }
         }
         let other_language = text_language(&best.chunk.text) != query_language(query);
-        let unknown_noun = judged.missing.iter().find(|(t, count)| *count == 0 && is_specific_chinese_noun(t)).map(|m| m.0.clone());
-        let covered = format!("the best passages cover {:.0}% of the question's terms", judged.coverage * 100.0);
-        (judged.relevant, judged.reason) = match (query_language(query), unknown_noun) {
-            ("zh", _) if judged.coverage >= SURE_COVERAGE_ZH => (true, format!("{covered} (enough: {:.0}%)", SURE_COVERAGE_ZH * 100.0)),
-            ("zh", Some(noun)) => (false, format!("{covered}, but no document mentions “{noun}”")),
-            ("zh", None) => (judged.coverage >= MIN_COVERAGE_ZH, format!("{covered} (threshold {:.0}%)", MIN_COVERAGE_ZH * 100.0)),
-            _ => (judged.coverage >= MIN_COVERAGE, format!("{covered} (threshold {:.0}%)", MIN_COVERAGE * 100.0)),
-        };
-        if !judged.relevant && other_language {
-            if let Some(d) = best.dense.filter(|_| config.cross_lingual && self.model_is_multilingual()) {
-                judged.relevant = d >= MIN_CROSS_LINGUAL_DENSE;
+        if judged.outcome != Outcome::Answered && other_language {
+            if let Some(d) = best.dense.filter(|&d| d >= MIN_CROSS_LINGUAL_DENSE && config.cross_lingual && self.model_is_multilingual()) {
+                judged.outcome = Outcome::Answered;
                 judged.reason = format!("the best passage is in the other language: similarity {d:.2} (threshold {MIN_CROSS_LINGUAL_DENSE:.2})");
             }
         }
+        judged.relevant = judged.outcome != Outcome::Refused;
         Ok(judged)
     }
+}
+
+/// The share of the dense search's top passages that full-text search also ranks at the top.
+fn agreement(trace: &Trace) -> f32 {
+    let top = |stage: &str| -> HashSet<u64> {
+        trace.stages.iter().find(|s| s.stage == stage).map(|s| s.candidates.iter().take(TOP_PASSAGES).map(|c| c.0).collect()).unwrap_or_default()
+    };
+    top("dense").intersection(&top("sparse")).count() as f32 / TOP_PASSAGES as f32
+}
+
+fn signals(lexical: Option<&Lexical>, best_dense: Option<f32>, agreement: f32, type_missing: bool, chinese: bool) -> Signals {
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    vec![
+        ("coverage".into(), lexical.map_or(0.0, |l| l.coverage)),
+        ("top_coverage".into(), lexical.map_or(0.0, |l| l.top_coverage)),
+        ("unknown".into(), lexical.map_or(0.0, |l| l.unknown)),
+        ("specific".into(), lexical.map_or(0.0, |l| l.specific)),
+        ("unknown_noun".into(), flag(lexical.is_some_and(|l| l.unknown_noun))),
+        ("dense".into(), best_dense.unwrap_or(0.0)),
+        ("agreement".into(), agreement),
+        ("type_missing".into(), flag(type_missing)),
+        ("chinese".into(), flag(chinese)),
+    ]
+}
+
+/// The decision in words: what the passages cover and what the model concluded.
+fn explain(judged: &Relevance, dense: Option<f32>, missing_type: Option<AnswerType>, (refuse_below, answer_at): (f32, f32)) -> String {
+    let mut parts = vec![format!("the best passages cover {:.0}% of the question's terms", judged.coverage * 100.0)];
+    let unknown: Vec<&str> = judged.missing.iter().filter(|(_, c)| *c == 0).map(|(t, _)| t.as_str()).take(3).collect();
+    if !unknown.is_empty() {
+        parts.push(format!("no document has “{}”", unknown.join("”, “")));
+    }
+    if let Some(t) = missing_type {
+        parts.push(format!("the question asks for a {} and they give none", format!("{t:?}").to_lowercase()));
+    }
+    if let Some(d) = dense {
+        parts.push(format!("similarity {d:.2}"));
+    }
+    let outcome = match judged.outcome {
+        Outcome::Answered => format!("answered (≥ {answer_at:.2})"),
+        Outcome::Unsure => format!("unsure ({refuse_below:.2}–{answer_at:.2})"),
+        Outcome::Refused => format!("refused (< {refuse_below:.2})"),
+    };
+    format!("{}; calibrated probability {:.2} → {outcome}", parts.join("; "), judged.probability)
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub trait QueryModels {
     fn cross_encode(&self, query: &str, passages: &[String]) -> Result<Option<Vec<f32>>>;
     /// The embedding model's languages (empty: many or unknown).
     fn languages(&self) -> &[String];
+    /// The relevance decision's calibration for the embedding model.
+    fn calibration(&self) -> super::calibration::Calibration;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -123,7 +125,7 @@ impl<'a> Retriever<'a> {
         let context = context::assemble(&chunks, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
-        let relevance = self.judge_relevance(&query, &hits, config)?;
+        let relevance = self.judge_relevance(&query, &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
         trace.total_ms = super::elapsed_ms(total);
         trace.relevance = Some(relevance.clone());
@@ -239,6 +241,17 @@ impl<'a> Retriever<'a> {
     pub fn cross_encoder_scores(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
         let passages: Vec<String> = hits.iter().map(|h| passage_text(&h.chunk, config.rerank_max_chars)).collect();
         self.models.cross_encode(query, &passages)
+    }
+
+    /// The relevance decision's calibration for the embedder.
+    pub(crate) fn calibration(&self) -> super::calibration::Calibration {
+        self.models.calibration()
+    }
+
+    /// Whether the embedder reads `language` (no languages declared means many).
+    pub(crate) fn model_reads(&self, language: &str) -> bool {
+        let languages = self.models.languages();
+        languages.is_empty() || languages.iter().any(|l| l == language)
     }
 
     /// Whether the embedder serves Chinese and English alike (no languages

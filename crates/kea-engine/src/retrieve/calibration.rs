@@ -1,0 +1,297 @@
+//! The relevance decision's model: a logistic regression over a few named
+//! signals (see `relevance.rs`), with coefficients per embedding model
+//! (cosine scales differ between embedders) and two thresholds that split
+//! its probability into answered / unsure / refused.
+//!
+//! Coefficients are fitted by `kea eval --calibrate` on a golden set of
+//! answerable and unanswerable questions: k-fold cross-validation gives
+//! every question a probability from a model that never saw it, the
+//! thresholds are chosen on those out-of-fold probabilities, and questions
+//! marked `"split": "test"` are never used for fitting (their figures are
+//! the ones to report). Kea ships a fit for its default embedder and a
+//! lexical one for any other; a user's own fit lives in the data folder.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The three outcomes of a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The passages answer it.
+    Answered,
+    /// They may: the answer is given with the evidence and a warning.
+    Unsure,
+    /// They do not: Kea says so and shows what it searched.
+    Refused,
+}
+
+/// Shares of a class of questions per outcome.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeRates {
+    pub questions: usize,
+    pub answered: f32,
+    pub unsure: f32,
+    pub refused: f32,
+}
+
+impl OutcomeRates {
+    pub fn of(outcomes: &[Outcome]) -> OutcomeRates {
+        let n = outcomes.len().max(1) as f32;
+        let share = |o: Outcome| outcomes.iter().filter(|&&x| x == o).count() as f32 / n;
+        OutcomeRates { questions: outcomes.len(), answered: share(Outcome::Answered), unsure: share(Outcome::Unsure), refused: share(Outcome::Refused) }
+    }
+}
+
+/// How a calibration was made, and how it did on questions it was not fitted on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitReport {
+    pub golden: Vec<String>,
+    pub folds: usize,
+    /// Out-of-fold outcomes on the fitting split.
+    pub out_of_fold: (OutcomeRates, OutcomeRates),
+    /// Outcomes on the test split (never fitted on), answerable then unanswerable.
+    pub test: Option<(OutcomeRates, OutcomeRates)>,
+}
+
+/// A fitted decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// The embedding model it was fitted with; empty: any (no dense signal).
+    pub model: String,
+    pub features: Vec<String>,
+    pub mean: Vec<f32>,
+    pub scale: Vec<f32>,
+    pub weights: Vec<f32>,
+    pub bias: f32,
+    /// Probability at or above which a question is answered...
+    pub answer_at: f32,
+    /// ...and below which it is refused (between: unsure).
+    pub refuse_below: f32,
+    pub fitted: FitReport,
+}
+
+/// The named signal values of one question.
+pub type Signals = Vec<(String, f32)>;
+
+const FILE: &str = "relevance-calibration.json";
+const SHIPPED: &[(&str, &str)] =
+    &[("all-minilm-l6-v2", include_str!("../../calibration/all-minilm-l6-v2.json")), ("", include_str!("../../calibration/lexical.json"))];
+
+impl Calibration {
+    /// The probability that `signals`' question is answerable.
+    pub fn probability(&self, signals: &Signals) -> f32 {
+        let value = |name: &str| signals.iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v);
+        let z: f32 =
+            self.features.iter().enumerate().map(|(i, name)| self.weights[i] * (value(name) - self.mean[i]) / self.scale[i].max(1e-6)).sum::<f32>() + self.bias;
+        1.0 / (1.0 + (-z).exp())
+    }
+
+    pub fn outcome(&self, probability: f32) -> Outcome {
+        if probability >= self.answer_at {
+            Outcome::Answered
+        } else if probability < self.refuse_below {
+            Outcome::Refused
+        } else {
+            Outcome::Unsure
+        }
+    }
+
+    /// The calibration for `model`: the user's own fit in `data_dir` when
+    /// it was made with this model, else the one Kea ships for it, else the
+    /// lexical one.
+    pub fn for_model(data_dir: &Path, model: &str) -> Calibration {
+        let own = std::fs::read(Self::path(data_dir)).ok().and_then(|b| serde_json::from_slice::<Calibration>(&b).ok());
+        own.filter(|c| c.model == model && c.is_valid()).unwrap_or_else(|| Self::shipped(model))
+    }
+
+    /// The fit Kea ships for `model` (the lexical one for another model).
+    pub fn shipped(model: &str) -> Calibration {
+        let text = SHIPPED.iter().find(|(m, _)| *m == model).or_else(|| SHIPPED.iter().find(|(m, _)| m.is_empty())).map_or("", |(_, t)| t);
+        serde_json::from_str(text).expect("shipped calibrations parse (test: shipped_calibrations_are_valid)")
+    }
+
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join(FILE)
+    }
+
+    /// Writes this calibration to `data_dir` (used from then on with its model).
+    pub fn save(&self, data_dir: &Path) -> Result<PathBuf> {
+        let path = Self::path(data_dir);
+        let json = serde_json::to_vec_pretty(self).map_err(|e| Error::io("encoding the calibration", e.into()))?;
+        std::fs::write(&path, json).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        Ok(path)
+    }
+
+    fn is_valid(&self) -> bool {
+        let n = self.features.len();
+        n > 0 && [self.mean.len(), self.scale.len(), self.weights.len()].iter().all(|&l| l == n) && self.refuse_below <= self.answer_at
+    }
+}
+
+/// One question for fitting: its signals and whether it is answerable.
+pub struct Sample {
+    pub signals: Signals,
+    pub answerable: bool,
+}
+
+/// Fits a logistic regression on `samples` (standardised features, L2,
+/// classes weighted equally), gradient descent to convergence.
+fn fit_weights(rows: &[Vec<f32>], labels: &[bool]) -> (Vec<f32>, Vec<f32>, Vec<f32>, f32) {
+    let n = rows.len().max(1) as f32;
+    let dims = rows.first().map_or(0, Vec::len);
+    let mean: Vec<f32> = (0..dims).map(|j| rows.iter().map(|r| r[j]).sum::<f32>() / n).collect();
+    let scale: Vec<f32> = (0..dims).map(|j| (rows.iter().map(|r| (r[j] - mean[j]).powi(2)).sum::<f32>() / n).sqrt().max(1e-3)).collect();
+    let z: Vec<Vec<f32>> = rows.iter().map(|r| (0..dims).map(|j| (r[j] - mean[j]) / scale[j]).collect()).collect();
+    let positives = labels.iter().filter(|&&l| l).count().max(1) as f32;
+    let negatives = (labels.len() as f32 - positives).max(1.0);
+    let class_weight = |l: bool| if l { 0.5 * n / positives } else { 0.5 * n / negatives };
+    let (mut w, mut b) = (vec![0.0f32; dims], 0.0f32);
+    const L2: f32 = 0.05;
+    for _ in 0..4000 {
+        let mut grad = vec![0.0f32; dims];
+        let mut grad_b = 0.0f32;
+        for (x, &l) in z.iter().zip(labels) {
+            let p = 1.0 / (1.0 + (-(x.iter().zip(&w).map(|(a, b)| a * b).sum::<f32>() + b)).exp());
+            let g = (p - f32::from(u8::from(l))) * class_weight(l);
+            grad.iter_mut().zip(x).for_each(|(gj, xj)| *gj += g * xj);
+            grad_b += g;
+        }
+        w.iter_mut().zip(&grad).for_each(|(wj, gj)| *wj -= 0.5 * (gj / n + L2 * *wj));
+        b -= 0.5 * grad_b / n;
+    }
+    (mean, scale, w, b)
+}
+
+fn matrix(samples: &[&Sample], features: &[String]) -> Vec<Vec<f32>> {
+    samples.iter().map(|s| features.iter().map(|f| s.signals.iter().find(|(n, _)| n == f).map_or(0.0, |(_, v)| *v)).collect()).collect()
+}
+
+/// The `q`-quantile of `values` (0 ≤ q ≤ 1).
+fn quantile(values: &[f32], q: f32) -> f32 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f32::total_cmp);
+    sorted.get(((sorted.len().max(1) - 1) as f32 * q).round() as usize).copied().unwrap_or(0.5)
+}
+
+/// What a fit aims for: the share of unanswerable questions not answered
+/// outright (the rest are unsure or refused), out of fold.
+pub struct Targets {
+    pub keep_unanswerable: f32,
+}
+
+/// The refusal threshold: the probability below which refusing makes the
+/// fewest mistakes, a false refusal counting as much as a false answer
+/// (each as a share of its class).
+fn balanced_threshold(answerable: &[f32], unanswerable: &[f32]) -> f32 {
+    let error = |t: f32| {
+        let refused = answerable.iter().filter(|&&p| p < t).count() as f32 / answerable.len().max(1) as f32;
+        let answered = unanswerable.iter().filter(|&&p| p >= t).count() as f32 / unanswerable.len().max(1) as f32;
+        refused + answered
+    };
+    let mut candidates: Vec<f32> = answerable.iter().chain(unanswerable).copied().collect();
+    candidates.sort_by(f32::total_cmp);
+    candidates.iter().copied().min_by(|a, b| error(*a).total_cmp(&error(*b))).unwrap_or(0.5)
+}
+
+/// Fits `features` on `samples` with `folds`-fold cross-validation. Fold
+/// membership is `fold_of(i)`. On the out-of-fold probabilities, the
+/// refusal threshold makes the fewest mistakes and the answer threshold
+/// answers at most `1 − targets.keep_unanswerable` of the unanswerable
+/// questions outright (between the two: unsure). The final coefficients
+/// are fitted on every sample; the report holds the out-of-fold outcomes.
+pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, fold_of: &dyn Fn(usize) -> usize, targets: &Targets) -> Result<Calibration> {
+    let answerable = samples.iter().filter(|s| s.answerable).count();
+    if answerable < folds || samples.len() - answerable < folds {
+        return Err(Error::InvalidInput(format!(
+            "calibration needs at least {folds} answerable and {folds} unanswerable questions (got {answerable} and {})",
+            samples.len() - answerable
+        )));
+    }
+    let mut out_of_fold = vec![0.0f32; samples.len()];
+    for fold in 0..folds {
+        let train: Vec<&Sample> = samples.iter().enumerate().filter(|(i, _)| fold_of(*i) != fold).map(|(_, s)| s).collect();
+        let labels: Vec<bool> = train.iter().map(|s| s.answerable).collect();
+        let (mean, scale, weights, bias) = fit_weights(&matrix(&train, features), &labels);
+        let model = Calibration {
+            model: model.into(),
+            features: features.to_vec(),
+            mean,
+            scale,
+            weights,
+            bias,
+            answer_at: 0.5,
+            refuse_below: 0.5,
+            fitted: FitReport::default(),
+        };
+        for (i, s) in samples.iter().enumerate().filter(|(i, _)| fold_of(*i) == fold) {
+            out_of_fold[i] = model.probability(&s.signals);
+        }
+    }
+    let of_class = |a: bool| -> Vec<f32> { samples.iter().zip(&out_of_fold).filter(|(s, _)| s.answerable == a).map(|(_, p)| *p).collect() };
+    let refuse_below = balanced_threshold(&of_class(true), &of_class(false));
+    let answer_at = (quantile(&of_class(false), targets.keep_unanswerable) + 1e-4).max(refuse_below);
+    let all: Vec<&Sample> = samples.iter().collect();
+    let labels: Vec<bool> = all.iter().map(|s| s.answerable).collect();
+    let (mean, scale, weights, bias) = fit_weights(&matrix(&all, features), &labels);
+    let mut calibration =
+        Calibration { model: model.into(), features: features.to_vec(), mean, scale, weights, bias, answer_at, refuse_below, fitted: FitReport::default() };
+    let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
+    calibration.fitted =
+        FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), test: None };
+    Ok(calibration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(coverage: f32, answerable: bool) -> Sample {
+        Sample { signals: vec![("coverage".into(), coverage), ("noise".into(), 0.3)], answerable }
+    }
+
+    #[test]
+    fn a_separable_signal_is_learnt_and_held_out_questions_land_on_their_side() {
+        let samples: Vec<Sample> =
+            (0..60).map(|i| sample(if i % 2 == 0 { 0.6 + (i % 7) as f32 * 0.05 } else { 0.1 + (i % 5) as f32 * 0.05 }, i % 2 == 0)).collect();
+        let features = vec!["coverage".to_string(), "noise".to_string()];
+        let targets = Targets { keep_unanswerable: 0.92 };
+        let fitted = fit(&samples, &features, "m", 5, &|i| i % 5, &targets).unwrap();
+        assert!(fitted.weights[0] > 1.0, "coverage raises the probability: {:?}", fitted.weights);
+        let (answerable, unanswerable) = &fitted.fitted.out_of_fold;
+        assert_eq!((answerable.answered, unanswerable.refused), (1.0, 1.0), "{:?}", fitted.fitted);
+        assert_eq!(fitted.outcome(fitted.probability(&sample(0.9, true).signals)), Outcome::Answered);
+        assert_eq!(fitted.outcome(fitted.probability(&sample(0.05, false).signals)), Outcome::Refused);
+        let few: Vec<Sample> = (0..6).map(|i| sample(0.5, i < 5)).collect();
+        assert!(fit(&few, &features, "m", 5, &|i| i % 5, &targets).is_err(), "one unanswerable question cannot be cross-validated");
+    }
+
+    #[test]
+    fn overlapping_classes_get_an_unsure_band() {
+        let samples: Vec<Sample> = (0..100).map(|i| sample((i % 10) as f32 / 10.0 + if i % 2 == 0 { 0.15 } else { 0.0 }, i % 2 == 0)).collect();
+        let fitted = fit(&samples, &["coverage".to_string()], "m", 5, &|i| i % 5, &Targets { keep_unanswerable: 0.92 }).unwrap();
+        assert!(fitted.refuse_below < fitted.answer_at, "{} {}", fitted.refuse_below, fitted.answer_at);
+        let (answerable, unanswerable) = &fitted.fitted.out_of_fold;
+        assert!(answerable.refused <= 0.2 && unanswerable.answered <= 0.09, "{answerable:?} {unanswerable:?}");
+        assert!(answerable.unsure > 0.0 && unanswerable.unsure > 0.0);
+    }
+
+    #[test]
+    fn shipped_calibrations_are_valid_and_a_users_own_fit_applies_to_its_model_only() {
+        for (model, _) in SHIPPED {
+            let shipped = Calibration::shipped(model);
+            assert!(shipped.is_valid() && shipped.model == *model, "{model}");
+        }
+        assert_eq!(Calibration::shipped("some-other-embedder").model, "", "another embedder gets the lexical fit");
+        let dir = tempfile::tempdir().unwrap();
+        let own = Calibration { model: "mine".into(), answer_at: 0.9, ..Calibration::shipped("") };
+        own.save(dir.path()).unwrap();
+        assert_eq!(Calibration::for_model(dir.path(), "mine"), own);
+        assert_eq!(Calibration::for_model(dir.path(), "all-minilm-l6-v2"), Calibration::shipped("all-minilm-l6-v2"));
+        std::fs::write(Calibration::path(dir.path()), "{broken").unwrap();
+        assert_eq!(Calibration::for_model(dir.path(), "mine"), Calibration::shipped(""), "a damaged file falls back");
+    }
+}

@@ -1,0 +1,100 @@
+//! The answer / unsure / refuse decision (issue 25) through the CLI: each
+//! outcome is reachable with its own wording; the calibration Kea ships
+//! keeps its figures on the held-out questions it was never fitted on; and
+//! a collection's own golden set (here not about parrots) calibrates the
+//! decision for that collection.
+
+use serde_json::Value;
+
+use crate::util::{repo_root, Sandbox};
+
+fn ask(sandbox: &Sandbox, question: &str) -> Value {
+    sandbox.json(&["ask", question, "--provider", "none", "--json"])
+}
+
+#[test]
+fn every_outcome_is_reachable_from_the_command_line() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let answered = ask(&sandbox, "Does a budgie need a cuttlebone?");
+    assert_eq!((answered["refused"].as_bool(), answered["unsure"].as_bool()), (Some(false), Some(false)), "{answered}");
+    assert_eq!(answered["retrieval"]["relevance"]["outcome"], "answered");
+    assert_eq!(answered["citations"][0]["source"], "parrots/budgerigar.md");
+
+    let unsure = ask(&sandbox, "what size cage does a rabbit need");
+    assert_eq!((unsure["refused"].as_bool(), unsure["unsure"].as_bool()), (Some(false), Some(true)), "{unsure}");
+    assert!(unsure["notice"].as_str().unwrap().starts_with("Not sure"), "the warning comes first: {unsure}");
+    assert!(!unsure["citations"].as_array().unwrap().is_empty(), "an unsure answer shows its evidence");
+    let reason = unsure["retrieval"]["relevance"]["reason"].as_str().unwrap();
+    assert!(reason.contains("calibrated probability") && reason.contains("→ unsure"), "{reason}");
+
+    let refused = ask(&sandbox, "How do I reset my router password?");
+    assert_eq!((refused["refused"].as_bool(), refused["unsure"].as_bool()), (Some(true), Some(false)), "{refused}");
+    assert!(refused["citations"].as_array().unwrap().is_empty());
+    assert_eq!(refused["retrieval"]["relevance"]["outcome"], "refused");
+}
+
+/// Figures of the shipped calibration on the held-out split when it was
+/// fitted (`kea eval --calibrate`, see the calibration file's report).
+const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.43;
+const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.91;
+const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.0;
+
+#[test]
+fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let golden: Vec<String> = ["new-en-answerable.jsonl", "new-en-unanswerable.jsonl", "zh-paraphrases.jsonl"]
+        .iter()
+        .map(|f| repo_root().join("tests/golden").join(f).display().to_string())
+        .collect();
+    let mut args: Vec<&str> = vec!["eval"];
+    args.extend(golden.iter().map(String::as_str));
+    args.extend(["--split", "test", "--json"]);
+    let out = sandbox.json(&args);
+    let full = out["results"].as_array().unwrap().iter().find(|r| r["name"] == "full").expect("the full pipeline is evaluated");
+    let (answerable, unanswerable) = (&full["refusal"]["outcomes"][0], &full["refusal"]["outcomes"][1]);
+    assert!(answerable["questions"].as_u64().unwrap() >= 60 && unanswerable["questions"].as_u64().unwrap() >= 30, "{full}");
+    let rate = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    assert!(rate(answerable, "refused") <= HELD_OUT_ANSWERABLE_REFUSED + 0.03, "more answerable questions refused: {answerable}");
+    assert!(rate(unanswerable, "refused") >= HELD_OUT_UNANSWERABLE_REFUSED - 0.03, "fewer off-topic questions refused: {unanswerable}");
+    assert!(rate(unanswerable, "answered") <= HELD_OUT_UNANSWERABLE_ANSWERED + 0.03, "off-topic questions answered outright: {unanswerable}");
+}
+
+#[test]
+fn a_collections_own_golden_set_calibrates_its_decision() {
+    let sandbox = crate::domain::mushrooms();
+    let questions = [
+        ("Is the death cap poisonous?", Some("mushrooms/death-cap.md")),
+        ("what colour is a chanterelle cap", Some("mushrooms/chanterelle.md")),
+        ("how soon do death cap symptoms show", Some("mushrooms/death-cap.md")),
+        ("does a chanterelle smell of anything", Some("mushrooms/chanterelle.md")),
+        ("can you eat chanterelles raw", Some("mushrooms/chanterelle.md")),
+        ("鸡油菌长什么样", Some("蘑菇/鸡油菌.md")),
+        ("What do penguins eat?", None),
+        ("How do I reset my router password?", None),
+        ("how long do cats live", None),
+        ("what is the capital of France", None),
+        ("企鹅吃什么？", None),
+        ("how do I bake bread", None),
+    ];
+    let golden: String = questions
+        .iter()
+        .map(|(q, relevant)| {
+            serde_json::json!({"query": q, "answerable": relevant.is_some(), "relevant": relevant.iter().collect::<Vec<_>>()}).to_string() + "\n"
+        })
+        .collect();
+    let file = sandbox.data.join("mine.jsonl");
+    std::fs::write(&file, golden).unwrap();
+    let out = sandbox.json(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--json"]);
+    assert_eq!(out["model"], "all-minilm-l6-v2", "fitted for this index's embedder: {out}");
+    let saved: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
+    assert_eq!(saved, out, "written to the data folder");
+    let reason = sandbox.json(&["search", "Is the death cap poisonous?", "--trace", "--json"])["trace"]["relevance"]["reason"].as_str().unwrap().to_string();
+    let shipped: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join("crates/kea-engine/calibration/all-minilm-l6-v2.json")).unwrap()).unwrap();
+    let threshold = |c: &Value, k: &str| format!("{:.2}", c[k].as_f64().unwrap());
+    assert_ne!(threshold(&saved, "answer_at"), threshold(&shipped, "answer_at"), "a fit of its own, not the shipped one");
+    let own = [threshold(&saved, "answer_at"), threshold(&saved, "refuse_below")];
+    assert!(own.iter().any(|t| reason.contains(t.as_str())), "the collection's own thresholds decide: {reason} ({own:?})");
+}
