@@ -217,6 +217,8 @@ pub struct RelevanceDto {
     pub best_dense: Option<f32>,
     pub best_rerank: Option<f32>,
     pub reason: String,
+    /// The signals the decision weighed, by name (`coverage`, `dense`…).
+    pub signals: Vec<(String, f32)>,
 }
 
 impl From<&Relevance> for RelevanceDto {
@@ -229,6 +231,7 @@ impl From<&Relevance> for RelevanceDto {
             best_dense: r.best_dense,
             best_rerank: r.best_rerank,
             reason: r.reason.clone(),
+            signals: r.signals.clone(),
         }
     }
 }
@@ -241,6 +244,17 @@ pub struct TraceDto {
     pub fallbacks: Vec<String>,
     pub total_ms: f64,
     pub relevance: Option<RelevanceDto>,
+    /// The document and heading of the passages the stages name.
+    pub passages: Vec<PassageNameDto>,
+}
+
+/// A passage by document and heading (ids are never shown alone).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct PassageNameDto {
+    #[ts(type = "number")]
+    pub id: u64,
+    pub source: String,
+    pub heading_path: String,
 }
 
 impl From<&Trace> for TraceDto {
@@ -251,6 +265,7 @@ impl From<&Trace> for TraceDto {
             fallbacks: t.fallbacks.clone(),
             total_ms: t.total_ms,
             relevance: t.relevance.as_ref().map(RelevanceDto::from),
+            passages: t.passages.iter().map(|p| PassageNameDto { id: p.id, source: p.source.clone(), heading_path: p.heading_path.clone() }).collect(),
         }
     }
 }
@@ -514,6 +529,24 @@ pub struct RefusalDto {
     pub refused: f64,
     pub precision: f64,
     pub wrong: Vec<String>,
+    /// Shares answered / unsure / refused of the answerable questions...
+    pub answerable_outcomes: OutcomesDto,
+    /// ...and of the unanswerable ones.
+    pub unanswerable_outcomes: OutcomesDto,
+}
+
+/// Shares of a class of questions per outcome.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OutcomesDto {
+    pub answered: f32,
+    pub unsure: f32,
+    pub refused: f32,
+}
+
+impl From<&kea_engine::retrieve::calibration::OutcomeRates> for OutcomesDto {
+    fn from(r: &kea_engine::retrieve::calibration::OutcomeRates) -> Self {
+        OutcomesDto { answered: r.answered, unsure: r.unsure, refused: r.refused }
+    }
 }
 
 impl From<&RefusalMetrics> for RefusalDto {
@@ -525,6 +558,8 @@ impl From<&RefusalMetrics> for RefusalDto {
             refused: r.refused,
             precision: r.precision,
             wrong: r.wrong.clone(),
+            answerable_outcomes: OutcomesDto::from(&r.outcomes.0),
+            unanswerable_outcomes: OutcomesDto::from(&r.outcomes.1),
         }
     }
 }
@@ -934,6 +969,8 @@ fn typescript_contract() -> String {
         ImportProgressDto::decl(),
         PickDto::decl(),
         PassageDto::decl(),
+        PassageNameDto::decl(),
+        OutcomesDto::decl(),
         ConversationDto::decl(),
         MessageRole::decl(),
         MessageDto::decl(),

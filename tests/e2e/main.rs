@@ -79,10 +79,12 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     app.shot("passage").await;
     app.click("#close-passage").await;
 
-    // The trace tells how the answer was made.
+    // The trace tells how the answer was made, in words: the decision and
+    // each retriever's passages by document and heading.
     app.click(".message.assistant details.trace summary").await;
     let trace = app.text(".message.assistant details.trace").await;
     assert!(trace.contains("router") && trace.contains("retrieval"), "{trace}");
+    assert!(trace.contains("Found by meaning") && trace.contains("parrots/cockatiel.md › Diet"), "{trace}");
 
     // The conversation is listed.
     app.wait_text("#conversations li.active", ANSWER, |t| !t.is_empty()).await;
@@ -105,6 +107,10 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     assert!(table.contains("bm25") && table.contains("hybrid") && table.contains("MRR@10"), "{table}");
     let refusal = app.text("#eval-refusal").await;
     assert!(refusal.contains("unanswerable questions"), "the refusal metrics are shown: {refusal}");
+    assert!(refusal.contains("k-fold cross-validation"), "with the out-of-fold note: {refusal}");
+    app.click("#eval-refusal details summary").await;
+    let outcomes = app.text("#eval-refusal table.outcomes").await;
+    assert!(outcomes.contains("unsure") && outcomes.contains("%"), "answered / unsure / refused per class: {outcomes}");
     app.shot("evaluation").await;
 
     // Settings: Chinese and dark theme persist in the data dir.
@@ -180,6 +186,25 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     let sources = app.text(&format!("{answers} .sources")).await;
     assert!(sources.contains("鹦鹉/虎皮鹦鹉.md"), "the follow-up searched the Chinese name: {sources}");
     app.shot("follow-up-answered-from-the-chinese-page").await;
+
+    // Unsure: the answer comes with its evidence under a warning.
+    app.click("#new-chat").await;
+    app.wait_for("#question", ANSWER).await.send_keys("虎皮一天吃多少\u{E007}").await.unwrap();
+    let notice = app.wait_text(&format!("{answers} .notice"), ANSWER, |t| t.starts_with("不确定")).await;
+    assert!(notice.contains("摘录的回答"), "{notice}");
+    app.wait_for(&format!("{answers} .answer button.cite[data-cite]"), ANSWER).await;
+    app.click(&format!("{answers} details.trace summary")).await;
+    let inspector = app.wait_text(&format!("{answers} .inspector"), ANSWER, |t| t.contains("不确定：")).await;
+    assert!(inspector.contains("鹦鹉/虎皮鹦鹉.md"), "passages are named by document and heading: {inspector}");
+    assert!(!inspector.split_whitespace().any(|w| w.starts_with('#') && w[1..].chars().all(|c| c.is_ascii_digit())), "no bare chunk ids: {inspector}");
+    app.shot("unsure-with-evidence").await;
+
+    // Refused: it says so and cites nothing.
+    app.click("#new-chat").await;
+    app.wait_for("#question", ANSWER).await.send_keys("企鹅吃什么？\u{E007}").await.unwrap();
+    let refusal = app.wait_text(&format!("{answers} .answer"), ANSWER, |t| t.contains("没有找到")).await;
+    assert!(refusal.contains("企鹅"), "the refusal names what was searched: {refusal}");
+    assert!(app.client.find_all(Locator::Css(&format!("{answers} .answer button.cite"))).await.unwrap().is_empty());
     app.stop().await;
 }
 

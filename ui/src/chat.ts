@@ -8,7 +8,7 @@ import { downloadInto } from "./models";
 
 /** The catalog's image model, offered when none is installed. */
 const IMAGE_MODEL = "clip-vit-b-32-vision";
-import { language, t } from "./i18n";
+import { language, t, type Key } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { asCommandError } from "./state";
 
@@ -60,6 +60,22 @@ async function showPdfPage(source: string, page: number | null, text: string) {
   box.dataset.highlights = String(await renderPdfPage(box, bytes, page, text));
 }
 
+/** A stage's detail in words: its plain values as "key value", the JSON behind a toggle. */
+function stageDetail(detail: unknown): HTMLElement {
+  const box = el("div");
+  if (detail && typeof detail === "object") {
+    const plain = Object.entries(detail as Record<string, unknown>)
+      .filter(([, v]) => ["string", "number", "boolean"].includes(typeof v))
+      .map(([k, v]) => `${k.replace(/_/g, " ")}: ${typeof v === "number" ? Number(v.toFixed(2)) : v}`);
+    if (plain.length) box.append(el("span", plain.join(" · "), "muted"));
+  }
+  const raw = document.createElement("details");
+  raw.className = "raw";
+  raw.append(el("summary", t("inspector.details")), el("pre", JSON.stringify(detail, null, 1)));
+  box.append(raw);
+  return box;
+}
+
 /** The collapsible list of stages (route, retrieval, llm) with timings. */
 function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
   const box = document.createElement("details");
@@ -72,28 +88,84 @@ function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
     add: (s) => {
       if (s.type !== "stage" || s.ms === null) return;
       const item = el("li");
-      item.append(el("strong", s.name), el("span", ` ${s.ms.toFixed(0)} ms`, "muted"));
-      const detail = el("pre", JSON.stringify(s.detail, null, 1));
-      item.append(detail);
+      item.append(el("strong", s.name), el("span", ` ${s.ms.toFixed(0)} ms `, "muted"), stageDetail(s.detail));
       list.append(item);
     },
   };
 }
 
-/** The retrieval inspector: every stage's candidates with scores and
- *  timings, the fallbacks that fired and the relevance decision. */
+const STAGE_NAMES: Record<string, Key> = {
+  dense: "inspector.dense",
+  sparse: "inspector.sparse",
+  fusion: "inspector.fusion",
+  mmr: "inspector.mmr",
+  rerank: "inspector.rerank",
+  filter: "inspector.filter",
+};
+const OUTCOME_MARKS: Record<string, string> = { answered: "✓", unsure: "?", refused: "✗" };
+
+/** A passage by its document and last heading (never an id alone). */
+function passageName(trace: TraceDto, id: number): string {
+  const passage = trace.passages.find((p) => p.id === id);
+  if (!passage) return t("inspector.unnamed");
+  const heading = passage.heading_path.split(" > ").pop() ?? "";
+  return heading && heading !== passage.source ? `${passage.source} › ${heading}` : passage.source;
+}
+
+/** A small bar: `value` as a share of `max`. */
+function bar(value: number, max: number): HTMLElement {
+  const b = el("span", undefined, "bar");
+  b.style.width = `${Math.max(2, Math.round((60 * Math.max(0, value)) / (max > 0 ? max : 1)))}px`;
+  return b;
+}
+
+/** The decision: its outcome, the reason in words and each signal as a bar. */
+function decisionBox(trace: TraceDto): HTMLElement | null {
+  const r = trace.relevance;
+  if (!r) return null;
+  const box = el("div", undefined, `decision ${r.outcome}`);
+  const outcome = (["answered", "unsure", "refused"].includes(r.outcome) ? `outcome.${r.outcome}` : "outcome.answered") as Key;
+  box.append(el("strong", `${OUTCOME_MARKS[r.outcome] ?? "·"} ${t(outcome)}`), el("p", r.reason));
+  const signals = el("ul", undefined, "signals");
+  for (const [name, value] of r.signals) {
+    const li = el("li");
+    li.append(el("span", name.replace(/_/g, " ")), bar(value, 1), el("span", value.toFixed(2), "muted"));
+    signals.append(li);
+  }
+  box.append(signals);
+  return box;
+}
+
+/** The retrieval inspector ("how this was answered", in words): the
+ *  decision and why, then what each retriever found — document and heading
+ *  with a bar for the score — the fallbacks that fired, and the raw trace
+ *  behind a "details" toggle. */
 function retrievalInspector(trace: TraceDto): HTMLElement {
   const box = el("div", undefined, "inspector");
   box.append(el("p", `${t("chat.inspector")} · ${trace.total_ms.toFixed(1)} ms`, "muted"));
+  const decision = decisionBox(trace);
+  if (decision) box.append(decision);
   for (const stage of trace.stages) {
+    const name = STAGE_NAMES[stage.stage];
+    if (!name || stage.candidates.length === 0) continue;
     const row = el("div", undefined, "stage");
-    const top = stage.candidates.slice(0, 8).map(([id, score]) => `#${id} ${score.toFixed(3)}`).join("  ");
-    row.append(el("strong", stage.stage), el("span", ` ${stage.ms.toFixed(1)} ms `, "muted"), el("code", top));
+    row.append(el("strong", t(name)), el("span", ` ${stage.ms.toFixed(1)} ms`, "muted"));
+    const top = stage.candidates.slice(0, 5);
+    const max = Math.max(...top.map(([, score]) => score));
+    const list = el("ol");
+    for (const [id, score] of top) {
+      const li = el("li");
+      li.append(el("span", passageName(trace, id)), bar(score, max), el("span", score.toFixed(3), "muted"));
+      list.append(li);
+    }
+    row.append(list);
     box.append(row);
   }
   for (const fallback of trace.fallbacks) box.append(el("p", `↪ ${fallback}`, "muted"));
-  const mark: Record<string, string> = { answered: "✓", unsure: "?", refused: "✗" };
-  if (trace.relevance) box.append(el("p", `${mark[trace.relevance.outcome] ?? "·"} ${trace.relevance.reason}`, "relevance"));
+  const raw = document.createElement("details");
+  raw.className = "raw";
+  raw.append(el("summary", t("inspector.details")), el("pre", JSON.stringify(trace, null, 1)));
+  box.append(raw);
   return box;
 }
 

@@ -1,7 +1,7 @@
 // The evaluation view: pick a golden set (shipped or the user's JSONL), run
 // it under two or more retrieval configurations, compare Recall@k / MRR /
 // nDCG side by side as a chart and a table, and list each one's misses.
-import { api, type EvalDto } from "./api";
+import { api, type EvalDto, type OutcomesDto, type RefusalDto } from "./api";
 import { drawChart, METRICS, METRIC_LABELS } from "./chart";
 import { $, el, toast, toastError } from "./dom";
 import { t } from "./i18n";
@@ -37,10 +37,11 @@ function showResults(results: EvalDto[]) {
       answerable: String(f.answerable),
       precision: (f.precision * 100).toFixed(0),
     });
-    box.append(el("summary", line));
+    box.append(el("summary", line), outcomeTable(f));
     for (const wrong of f.wrong) box.append(el("p", wrong, "muted"));
     refusal.append(box);
   }
+  if (results.some((r) => r.refusal)) refusal.append(el("p", t("eval.out_of_fold"), "muted"));
   const misses = $("eval-misses");
   misses.replaceChildren();
   for (const r of results) {
@@ -94,4 +95,22 @@ export function setupEvaluation() {
       toastError(e);
     }
   });
+}
+
+/** The confusion table: answerable and unanswerable questions by outcome. */
+function outcomeTable(f: RefusalDto): HTMLElement {
+  const table = el("table", undefined, "outcomes");
+  const head = el("tr");
+  head.append(el("th", ""), el("th", t("eval.answered")), el("th", t("eval.unsure")), el("th", t("eval.refused")));
+  table.append(head);
+  const rows: [string, OutcomesDto][] = [
+    [`${t("eval.answerable")} (${f.answerable})`, f.answerable_outcomes],
+    [`${t("eval.unanswerable")} (${f.unanswerable})`, f.unanswerable_outcomes],
+  ];
+  for (const [name, o] of rows) {
+    const row = el("tr");
+    row.append(el("th", name), ...[o.answered, o.unsure, o.refused].map((v) => el("td", `${(v * 100).toFixed(0)}%`)));
+    table.append(row);
+  }
+  return table;
 }

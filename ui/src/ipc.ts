@@ -32,8 +32,16 @@ export type RelevanceDto = { relevant: boolean,
 /**
  * "answered", "unsure" or "refused".
  */
-outcome: string, probability: number, coverage: number, best_dense: number | null, best_rerank: number | null, reason: string, };
-export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Array<string>, total_ms: number, relevance: RelevanceDto | null, };
+outcome: string, probability: number, coverage: number, best_dense: number | null, best_rerank: number | null, reason: string, 
+/**
+ * The signals the decision weighed, by name (`coverage`, `dense`…).
+ */
+signals: Array<[string, number]>, };
+export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Array<string>, total_ms: number, relevance: RelevanceDto | null, 
+/**
+ * The document and heading of the passages the stages name.
+ */
+passages: Array<PassageNameDto>, };
 export type SummaryDto = { chunk_id: number, source: string, key_facts: Array<string>, summary: string, };
 export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, refused: boolean, 
 /**
@@ -67,12 +75,22 @@ rejected: Array<[string, string]>, };
 export type ImportProgressDto = { path: string, files_done: number, files_total: number, bytes_done: number, bytes_total: number, };
 export type PickDto = "documents" | "folder" | "golden_set" | "gguf";
 export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
+export type PassageNameDto = { id: number, source: string, heading_path: string, };
+export type OutcomesDto = { answered: number, unsure: number, refused: number, };
 export type ConversationDto = { id: number, title: string, };
 export type MessageRole = "user" | "assistant";
 export type MessageDto = { role: MessageRole, content: string, citations: Array<CitationDto>, };
 export type MetricsDto = { queries: number, recall_1: number, recall_3: number, recall_5: number, recall_10: number, hit_1: number, hit_3: number, mrr_10: number, ndcg_10: number, };
 export type MissDto = { query: string, relevant: Array<string>, got: Array<string>, };
-export type RefusalDto = { answerable: number, unanswerable: number, answered: number, refused: number, precision: number, wrong: Array<string>, };
+export type RefusalDto = { answerable: number, unanswerable: number, answered: number, refused: number, precision: number, wrong: Array<string>, 
+/**
+ * Shares answered / unsure / refused of the answerable questions...
+ */
+answerable_outcomes: OutcomesDto, 
+/**
+ * ...and of the unanswerable ones.
+ */
+unanswerable_outcomes: OutcomesDto, };
 export type EvalDto = { name: string, metrics: MetricsDto, by_lang: { [key in string]?: MetricsDto }, misses: Array<MissDto>, ms_per_query: number, 
 /**
  * Present when the set has unanswerable questions.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use kea_engine::eval::{evaluate, load_golden, EvalResult, Metrics};
 use kea_engine::retrieve::calibration::OutcomeRates;
-use kea_engine::{Engine, EngineConfig, Retrieval, RetrievalConfig};
+use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
 pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
@@ -18,7 +18,7 @@ pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace
         return Ok(ExitCode::SUCCESS);
     }
     if trace {
-        print_trace(&engine, &result)?;
+        print_trace(&result);
     }
     if result.hits.is_empty() {
         println!("no results");
@@ -42,22 +42,23 @@ fn hit_json(h: &kea_engine::Hit) -> serde_json::Value {
     })
 }
 
-fn print_trace(engine: &Engine, result: &Retrieval) -> anyhow::Result<()> {
+fn print_trace(result: &Retrieval) {
     let t = &result.trace;
     println!("query: {:?} → {:?}   ({} ms)", t.query, t.prepared_query, t.total_ms);
     for stage in &t.stages {
         println!("  {:<8} {:>8.2} ms  {} candidates", stage.stage, stage.ms, stage.candidates.len());
-        let ids: Vec<u64> = stage.candidates.iter().take(5).map(|c| c.0).collect();
-        let rows = engine.chunk_rows(&ids)?;
-        for ((id, score), row) in stage.candidates.iter().take(5).zip(rows) {
-            println!("           #{id:<6} {score:>8.4}  {} | {}", row.source, row.heading_path);
+        for (id, score) in stage.candidates.iter().take(5) {
+            let name = t.name_of(*id).map_or_else(String::new, |p| format!("{} | {}", p.source, p.heading_path));
+            println!("           #{id:<6} {score:>8.4}  {name}");
         }
     }
     for fallback in &t.fallbacks {
         println!("  fallback: {fallback}");
     }
+    if let Some(r) = &t.relevance {
+        println!("  decision: {}", r.reason);
+    }
     println!();
-    Ok(())
 }
 
 /// Every question of the golden sets, read as one.

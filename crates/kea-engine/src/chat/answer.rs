@@ -365,8 +365,15 @@ mod tests {
         };
         let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };
-        let trace =
-            crate::retrieve::Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None };
+        let trace = crate::retrieve::Trace {
+            query: String::new(),
+            prepared_query: String::new(),
+            stages: vec![],
+            fallbacks: vec![],
+            total_ms: 0.0,
+            relevance: None,
+            passages: vec![],
+        };
         let relevance = crate::retrieve::Relevance {
             relevant: true,
             outcome: Outcome::Answered,

@@ -152,8 +152,29 @@ pub struct Trace {
     pub stages: Vec<StageTrace>,
     pub fallbacks: Vec<String>,
     pub total_ms: f64,
-    /// The relevance decision (refuse or answer), with its figures.
+    /// The relevance decision (answered, unsure or refused), with its figures.
     pub relevance: Option<Relevance>,
+    /// The document and heading of every passage a stage ranks in its
+    /// first [`NAMED_PER_STAGE`] (a trace never shows an id alone).
+    pub passages: Vec<PassageName>,
+}
+
+/// How many of each stage's candidates the trace names.
+pub const NAMED_PER_STAGE: usize = 8;
+
+/// A passage as a person knows it: its document and heading.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassageName {
+    pub id: u64,
+    pub source: String,
+    pub heading_path: String,
+}
+
+impl Trace {
+    /// The name of passage `id`, when the trace holds it.
+    pub fn name_of(&self, id: u64) -> Option<&PassageName> {
+        self.passages.iter().find(|p| p.id == id)
+    }
 }
 
 /// `(chunk id, score)` pairs, best first.

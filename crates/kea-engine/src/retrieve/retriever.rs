@@ -78,6 +78,7 @@ impl<'a> Retriever<'a> {
             fallbacks: Vec::new(),
             total_ms: 0.0,
             relevance: None,
+            passages: Vec::new(),
         };
         if let Err(e) = self.passages.refresh() {
             trace.fallbacks.push(format!("passages not refreshed, the last copy is searched: {e}"));
@@ -127,6 +128,7 @@ impl<'a> Retriever<'a> {
         let t = super::start();
         let relevance = self.judge_relevance(&query, &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
+        trace.passages = self.name_passages(&trace, &hits)?;
         trace.total_ms = super::elapsed_ms(total);
         trace.relevance = Some(relevance.clone());
         Ok(Retrieval { hits, context, trace, relevance })
@@ -241,6 +243,16 @@ impl<'a> Retriever<'a> {
     pub fn cross_encoder_scores(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
         let passages: Vec<String> = hits.iter().map(|h| passage_text(&h.chunk, config.rerank_max_chars)).collect();
         self.models.cross_encode(query, &passages)
+    }
+
+    /// Names (document, heading) for the passages the trace's stages rank first and the hits.
+    fn name_passages(&self, trace: &Trace, hits: &[Hit]) -> Result<Vec<super::PassageName>> {
+        let mut ids: Vec<u64> = hits.iter().map(|h| h.chunk.id as u64).collect();
+        for stage in &trace.stages {
+            ids.extend(stage.candidates.iter().take(super::NAMED_PER_STAGE).map(|c| c.0).filter(|id| !ids.contains(id)).collect::<Vec<_>>());
+        }
+        let rows = self.passages.chunks_by_ids(&ids)?;
+        Ok(rows.into_iter().map(|r| super::PassageName { id: r.id as u64, source: r.source, heading_path: r.heading_path }).collect())
     }
 
     /// The relevance decision's calibration for the embedder.
