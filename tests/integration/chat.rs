@@ -185,7 +185,6 @@ fn a_document_title_telling_the_router_to_ignore_its_instructions_cannot_break_t
     let route = &follow["route"];
     assert_eq!(route["decided_by"], "llm", "the router fell back: {follow}");
     assert!(route["use_rag"].is_boolean() && route["is_followup"].is_boolean() && route["search_query"].is_string(), "{route}");
-    assert!(route.get("hacked").is_none(), "{route}");
 }
 
 #[test]

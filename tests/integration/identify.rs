@@ -53,8 +53,12 @@ fn a_doubtful_photo_is_checked_against_the_knowledge_base() {
     assert!(evidence.iter().any(|e| e["source"].as_str().unwrap().contains("sun-conure") || e["source"].as_str().unwrap().contains("budgerigar")));
     let decision = &r["decision"];
     let final_name = decision["final_name"].as_str().unwrap();
-    assert!(names.contains(&final_name) || final_name == "uncertain", "{decision}");
-    assert!(decision["need_more_info"].is_boolean() && decision["followup"].is_string());
+    if final_name == "uncertain" {
+        assert_eq!(decision["need_more_info"], true, "an uncertain decision asks for more: {decision}");
+        assert!(!decision["followup"].as_str().unwrap().trim().is_empty(), "with a question for the user: {decision}");
+    } else {
+        assert!(names[..2].contains(&final_name), "a doubtful photo is decided between the two closest candidates: {decision}");
+    }
 }
 
 #[test]

@@ -38,9 +38,16 @@ fn note(i: usize, version: usize) -> String {
 /// `(path, size, mtime)`.
 type FileState = (String, u64, i64);
 
-/// `(path, size, mtime)` of every indexable file, and of every indexed document.
-fn disk_and_index(engine: &Engine, root: &Path) -> anyhow::Result<(Vec<FileState>, Vec<FileState>)> {
-    let mut disk: Vec<_> = kea_engine::scan::scan(root)?.files.into_iter().map(|f| (f.rel, f.size, f.mtime_ns)).collect();
+/// `(path, size, mtime)` of every file the storm left (from its own
+/// bookkeeping, read with `std::fs`, not with Kea's scanner), and of every
+/// indexed document.
+fn disk_and_index(engine: &Engine, root: &Path, expected: &[String]) -> anyhow::Result<(Vec<FileState>, Vec<FileState>)> {
+    let mut disk = Vec::with_capacity(expected.len());
+    for rel in expected {
+        let meta = std::fs::metadata(root.join(rel)).with_context(|| format!("the storm left {rel}"))?;
+        let mtime_ns = meta.modified()?.duration_since(std::time::UNIX_EPOCH)?.as_nanos() as i64;
+        disk.push((rel.clone(), meta.len(), mtime_ns));
+    }
     let mut index: Vec<_> = engine.status()?.documents.into_iter().map(|d| (d.path, d.size, d.mtime_ns)).collect();
     disk.sort();
     index.sort();
@@ -121,12 +128,14 @@ pub fn run(files: usize, seconds: f64, paths: Option<ModelPaths>) -> anyhow::Res
     let storm_ms = started.elapsed().as_millis() as u64;
 
     // Settled: index == disk on two polls in a row.
+    let name = |j: usize| format!("storm/{}-{j:05}.md", if renamed.contains(&j) { "moved" } else { "note" });
+    let expected: Vec<String> = (0..20).map(|i| format!("seed-{i}.md")).chain(live.iter().map(|&j| name(j))).collect();
     let settle_start = Instant::now();
     let mut equal_polls = 0;
     let (mut disk, mut index) = (Vec::new(), Vec::new());
     while settle_start.elapsed() < Duration::from_secs(900) && equal_polls < 2 {
         std::thread::sleep(Duration::from_millis(250));
-        (disk, index) = disk_and_index(&engine, &knowledge)?;
+        (disk, index) = disk_and_index(&engine, &knowledge, &expected)?;
         equal_polls = if disk == index { equal_polls + 1 } else { 0 };
     }
     let settle_ms = settle_start.elapsed().as_millis() as u64;
