@@ -15,7 +15,6 @@
 //! knows nothing of the engine that owns them.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -429,28 +428,9 @@ fn facts(file: &DiskFile) -> FileFacts {
     FileFacts { path: file.rel.clone(), kind: file.kind.as_str().to_string(), size: file.size, mtime_ns: file.mtime_ns }
 }
 
-/// Reads a file up to `limit` bytes; `None` when it no longer exists. Only
-/// a regular file is read: the open does not wait (a FIFO put in a file's
-/// place answers at once), and anything else is refused.
+/// Reads a document up to `limit` bytes (see [`crate::scan::read_regular`]).
 fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOFOLLOW);
-    let handle = match options.open(&file.abs) {
-        Ok(handle) => handle,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot open: {e}")),
-    };
-    if !handle.metadata().is_ok_and(|m| m.is_file()) {
-        return Err("not a regular file (a pipe, a device or a link): skipped".into());
-    }
-    let mut bytes = Vec::with_capacity(file.size.min(limit) as usize);
-    handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("file is over the {} MB limit", limit / 1_000_000));
-    }
-    Ok(Some(bytes))
+    crate::scan::read_regular(&file.abs, limit)
 }
 
 /// The state of one sync while batches are flushed.

@@ -72,10 +72,15 @@ impl Profile {
     /// Reads `<knowledge>/kea.toml`; a missing file is the default profile,
     /// an unreadable one an error naming the problem.
     pub fn load(knowledge_dir: &Path) -> Result<Profile, String> {
+        const PROFILE_LIMIT: u64 = 1 << 20;
         let path = knowledge_dir.join(PROFILE_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| format!("{PROFILE_FILE}: {e}")),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Profile::default()),
+        // A profile is a few lines: a pipe, a device or a huge file in its place is refused.
+        match crate::scan::read_regular(&path, PROFILE_LIMIT) {
+            Ok(Some(bytes)) => {
+                let text = String::from_utf8(bytes).map_err(|_| format!("{PROFILE_FILE}: not UTF-8 text"))?;
+                toml::from_str(&text).map_err(|e| format!("{PROFILE_FILE}: {e}"))
+            }
+            Ok(None) => Ok(Profile::default()),
             Err(e) => Err(format!("{PROFILE_FILE}: {e}")),
         }
     }
@@ -141,5 +146,20 @@ mod tests {
         assert_eq!(profile.names(&fm), ["鸡油菌", "Chanterelle", "Cantharellus cibarius", "Girolle"]);
         std::fs::write(dir.path().join(PROFILE_FILE), "[collection\nkind = 1").unwrap();
         assert!(Profile::load(dir.path()).unwrap_err().starts_with("kea.toml"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_a_link_or_a_huge_file_in_place_of_the_profile_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(PROFILE_FILE);
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        assert!(Profile::load(dir.path()).unwrap_err().contains("not a regular file"), "a FIFO would block forever");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert!(Profile::load(dir.path()).is_err(), "/dev/zero would fill the memory");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, format!("# {}\n", "x".repeat(2 << 20))).unwrap();
+        assert!(Profile::load(dir.path()).unwrap_err().contains("limit"));
     }
 }

@@ -119,6 +119,32 @@ fn is_hidden_or_temp(name: &str) -> bool {
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
+/// Reads a file up to `limit` bytes; `None` when it no longer exists. Only
+/// a regular file is read, never through a link: the open does not wait (a
+/// FIFO put in a file's place answers at once), and anything else is refused.
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    let handle = match options.open(path) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open: {e}")),
+    };
+    let size = match handle.metadata() {
+        Ok(meta) if meta.is_file() => meta.len(),
+        _ => return Err("not a regular file (a pipe, a device or a link): skipped".into()),
+    };
+    let mut bytes = Vec::with_capacity(size.min(limit) as usize);
+    handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("file is over the {} MB limit", limit / 1_000_000));
+    }
+    Ok(Some(bytes))
+}
+
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
 }
