@@ -8,6 +8,7 @@ use kea_engine::eval::{EvalResult, Metrics, Miss, RefusalMetrics};
 use kea_engine::identify::{Decision, Identification};
 use kea_engine::import::ImportReport;
 use kea_engine::model::catalog::Role;
+use kea_engine::retrieve::calibration::{Outcome, OutcomeRates};
 use kea_engine::retrieve::{Relevance, StageTrace, Trace};
 use kea_engine::settings::{LlmPreferences, PhotoClassifier, Settings, Theme};
 use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
@@ -225,7 +226,7 @@ impl From<&Relevance> for RelevanceDto {
     fn from(r: &Relevance) -> Self {
         RelevanceDto {
             relevant: r.relevant,
-            outcome: format!("{:?}", r.outcome).to_lowercase(),
+            outcome: outcome_name(r.outcome),
             probability: r.probability,
             coverage: r.coverage,
             best_dense: r.best_dense,
@@ -280,6 +281,18 @@ pub struct SummaryDto {
     pub summary: String,
 }
 
+/// An outcome as the UI names it: "answered", "unsure" or "refused".
+fn outcome_name(outcome: Outcome) -> String {
+    format!("{outcome:?}").to_lowercase()
+}
+
+/// A passage offered as related reading: where it is and its closest sentence.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct RelatedDto {
+    pub passage: CitationDto,
+    pub snippet: String,
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AnswerDto {
     #[ts(type = "number")]
@@ -287,9 +300,10 @@ pub struct AnswerDto {
     pub answer: String,
     pub citations: Vec<CitationDto>,
     pub notice: Option<String>,
-    pub refused: bool,
-    /// Answered with a warning: the passages may not answer it.
-    pub unsure: bool,
+    /// "answered", "unsure" (no direct answer: see `related`) or "refused".
+    pub outcome: String,
+    /// The closest passages when no direct answer was found.
+    pub related: Vec<RelatedDto>,
     pub provider: String,
     /// The route and the retrieval trace, for "how this was answered".
     pub route: RouteDto,
@@ -304,8 +318,8 @@ impl From<&ChatAnswer> for AnswerDto {
             answer: a.answer.clone(),
             citations: a.citations.iter().map(CitationDto::from).collect(),
             notice: a.notice.clone(),
-            refused: a.refused,
-            unsure: a.unsure,
+            outcome: outcome_name(a.outcome),
+            related: a.related.iter().map(|r| RelatedDto { passage: CitationDto::from(&r.passage), snippet: r.snippet.clone() }).collect(),
             provider: a.provider_detail.clone(),
             route: RouteDto::from(&a.route),
             trace: a.retrieval.as_ref().map(TraceDto::from),
@@ -543,8 +557,8 @@ pub struct OutcomesDto {
     pub refused: f32,
 }
 
-impl From<&kea_engine::retrieve::calibration::OutcomeRates> for OutcomesDto {
-    fn from(r: &kea_engine::retrieve::calibration::OutcomeRates) -> Self {
+impl From<&OutcomeRates> for OutcomesDto {
+    fn from(r: &OutcomeRates) -> Self {
         OutcomesDto { answered: r.answered, unsure: r.unsure, refused: r.refused }
     }
 }
@@ -961,6 +975,7 @@ fn typescript_contract() -> String {
         RelevanceDto::decl(),
         TraceDto::decl(),
         SummaryDto::decl(),
+        RelatedDto::decl(),
         AnswerDto::decl(),
         StreamDto::decl(),
         DecisionDto::decl(),

@@ -187,17 +187,21 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     assert!(sources.contains("鹦鹉/虎皮鹦鹉.md"), "the follow-up searched the Chinese name: {sources}");
     app.shot("follow-up-answered-from-the-chinese-page").await;
 
-    // Unsure: the answer comes with its evidence under a warning.
+    // Unsure: no direct answer is claimed; the closest passages are offered as related reading.
     app.click("#new-chat").await;
-    app.wait_for("#question", ANSWER).await.send_keys("虎皮一天吃多少\u{E007}").await.unwrap();
-    let notice = app.wait_text(&format!("{answers} .notice"), ANSWER, |t| t.starts_with("不确定")).await;
-    assert!(notice.contains("摘录的回答"), "{notice}");
-    app.wait_for(&format!("{answers} .answer button.cite[data-cite]"), ANSWER).await;
+    app.wait_for("#question", ANSWER).await.send_keys("虎皮鹦鹉能不能放飞到外面\u{E007}").await.unwrap();
+    app.wait_text(&format!("{answers} .answer"), ANSWER, |t| t.starts_with("不确定")).await;
+    assert!(app.client.find_all(Locator::Css(&format!("{answers} .answer button.cite"))).await.unwrap().is_empty(), "nothing is cited as the answer");
+    let related = app.wait_text(&format!("{answers} .related"), ANSWER, |t| t.starts_with("相关段落")).await;
+    assert!(related.contains("鹦鹉/虎皮鹦鹉.md") && related.contains(" › "), "each passage by document and heading: {related}");
+    app.click(&format!("{answers} .related .related-open")).await;
+    // The related passage opens in the passage panel.
+    app.wait_text("#passage-source", ANSWER, |t| !t.is_empty() && related.contains(t)).await;
     app.click(&format!("{answers} details.trace summary")).await;
     let inspector = app.wait_text(&format!("{answers} .inspector"), ANSWER, |t| t.contains("不确定：")).await;
     assert!(inspector.contains("鹦鹉/虎皮鹦鹉.md"), "passages are named by document and heading: {inspector}");
     assert!(!inspector.split_whitespace().any(|w| w.starts_with('#') && w[1..].chars().all(|c| c.is_ascii_digit())), "no bare chunk ids: {inspector}");
-    app.shot("unsure-with-evidence").await;
+    app.shot("unsure-with-related-reading").await;
 
     // Refused: it says so and cites nothing.
     app.click("#new-chat").await;

@@ -17,34 +17,49 @@ fn every_outcome_is_reachable_from_the_command_line() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let answered = ask(&sandbox, "Does a budgie need a cuttlebone?");
-    assert_eq!((answered["refused"].as_bool(), answered["unsure"].as_bool()), (Some(false), Some(false)), "{answered}");
+    assert_eq!(answered["outcome"], "answered", "{answered}");
     assert_eq!(answered["retrieval"]["relevance"]["outcome"], "answered");
+    assert!(answered["related"].as_array().unwrap().is_empty());
     assert_eq!(answered["citations"][0]["source"], "parrots/budgerigar.md");
 
     let unsure = ask(&sandbox, "what size cage does a rabbit need");
-    assert_eq!((unsure["refused"].as_bool(), unsure["unsure"].as_bool()), (Some(false), Some(true)), "{unsure}");
-    assert!(unsure["notice"].as_str().unwrap().starts_with("Not sure"), "the warning comes first: {unsure}");
-    assert!(!unsure["citations"].as_array().unwrap().is_empty(), "an unsure answer shows its evidence");
+    assert_eq!(unsure["outcome"], "unsure", "{unsure}");
+    assert!(unsure["answer"].as_str().unwrap().starts_with("Not sure: I found no direct answer"), "{unsure}");
+    assert!(unsure["citations"].as_array().unwrap().is_empty(), "nothing is cited as an answer: {unsure}");
+    let related = unsure["related"].as_array().unwrap();
+    assert!(!related.is_empty() && related.len() <= 3, "the closest passages are offered: {unsure}");
+    for r in related {
+        assert!(r["source"].as_str().is_some_and(|s| !s.is_empty()) && r["heading_path"].is_string() && r["chunk_id"].is_i64(), "{r}");
+        // The snippet is a sentence of the passage as stored.
+        let db = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
+        let chunk_text =
+            |id: &serde_json::Value| -> String { db.query_row("SELECT text FROM chunks WHERE id = ?1", [id.as_i64().unwrap()], |row| row.get(0)).unwrap() };
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = words(&r["chunk_ids"].as_array().unwrap().iter().map(chunk_text).collect::<Vec<_>>().join(" "));
+        let snippet = words(r["snippet"].as_str().unwrap().trim_end_matches('…'));
+        assert!(!snippet.is_empty() && text.contains(&snippet), "{r} not in {text}");
+    }
     let reason = unsure["retrieval"]["relevance"]["reason"].as_str().unwrap();
     assert!(reason.contains("calibrated probability") && reason.contains("→ unsure"), "{reason}");
 
     let refused = ask(&sandbox, "How do I reset my router password?");
-    assert_eq!((refused["refused"].as_bool(), refused["unsure"].as_bool()), (Some(true), Some(false)), "{refused}");
+    assert_eq!(refused["outcome"], "refused", "{refused}");
+    assert!(refused["related"].as_array().unwrap().is_empty());
     assert!(refused["citations"].as_array().unwrap().is_empty());
     assert_eq!(refused["retrieval"]["relevance"]["outcome"], "refused");
 }
 
 /// Figures of the shipped calibration on the held-out split when it was
 /// fitted (`kea eval --calibrate`, see the calibration file's report).
-const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.43;
-const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.91;
-const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.0;
+const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.40;
+const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.85;
+const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.02;
 
 #[test]
 fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    let golden: Vec<String> = ["new-en-answerable.jsonl", "new-en-unanswerable.jsonl", "zh-paraphrases.jsonl"]
+    let golden: Vec<String> = ["new-en-answerable.jsonl", "new-en-unanswerable.jsonl", "zh-paraphrases.jsonl", "zh-owners.jsonl"]
         .iter()
         .map(|f| repo_root().join("tests/golden").join(f).display().to_string())
         .collect();
@@ -54,7 +69,7 @@ fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
     let out = sandbox.json(&args);
     let full = out["results"].as_array().unwrap().iter().find(|r| r["name"] == "full").expect("the full pipeline is evaluated");
     let (answerable, unanswerable) = (&full["refusal"]["outcomes"][0], &full["refusal"]["outcomes"][1]);
-    assert!(answerable["questions"].as_u64().unwrap() >= 60 && unanswerable["questions"].as_u64().unwrap() >= 30, "{full}");
+    assert!(answerable["questions"].as_u64().unwrap() >= 80 && unanswerable["questions"].as_u64().unwrap() >= 40, "{full}");
     let rate = |v: &Value, k: &str| v[k].as_f64().unwrap();
     assert!(rate(answerable, "refused") <= HELD_OUT_ANSWERABLE_REFUSED + 0.03, "more answerable questions refused: {answerable}");
     assert!(rate(unanswerable, "refused") >= HELD_OUT_UNANSWERABLE_REFUSED - 0.03, "fewer off-topic questions refused: {unanswerable}");

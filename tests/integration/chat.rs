@@ -28,7 +28,7 @@ fn embedded_answer_is_grounded_in_real_chunks() {
     sandbox.index();
     let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "embedded"]);
     assert_eq!(answer["provider"], "embedded");
-    assert_eq!(answer["refused"], false);
+    assert_eq!(answer["outcome"], "answered");
     assert!(!answer["answer"].as_str().unwrap().trim().is_empty());
     assert_eq!(answer["route"]["use_rag"], true);
     assert_eq!(answer["route"]["decided_by"], "keywords", "auto routing uses the rules with tiny embedded models");
@@ -86,7 +86,7 @@ fn nothing_relevant_gives_a_refusal_that_names_the_search() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let answer = ask(&sandbox, &["Explain lattice quantum chromodynamics renormalisation", "--provider", "embedded"]);
-    assert_eq!(answer["refused"], true, "{answer}");
+    assert_eq!(answer["outcome"], "refused", "{answer}");
     assert!(answer["answer"].as_str().unwrap().contains("lattice quantum chromodynamics"));
     assert!(answer["citations"].as_array().unwrap().is_empty());
 }
@@ -96,10 +96,10 @@ fn a_question_sharing_only_a_common_word_is_refused_and_the_next_one_is_answered
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let penguins = ask(&sandbox, &["What do penguins eat?", "--provider", "none"]);
-    assert_eq!(penguins["refused"], true, "'eat' alone is no evidence: {penguins}");
+    assert_eq!(penguins["outcome"], "refused", "'eat' alone is no evidence: {penguins}");
     let chat = penguins["chat_id"].to_string();
     let cockatiels = ask(&sandbox, &["What do cockatiels eat?", "--chat", &chat, "--provider", "none"]);
-    assert_eq!(cockatiels["refused"], false);
+    assert_eq!(cockatiels["outcome"], "answered");
     assert_eq!(cockatiels["citations"][0]["source"], "parrots/cockatiel.md");
     assert!(cockatiels["answer"].as_str().unwrap().contains("[S1]"));
     assert_eq!(penguins["retrieval"]["relevance"]["relevant"], false, "the decision is in the trace");

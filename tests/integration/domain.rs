@@ -73,10 +73,10 @@ fn off_topic_questions_are_refused_and_answers_quote_with_citations() {
     let sandbox = mushrooms();
     for question in ["What do penguins eat?", "企鹅吃什么？", "How do I reset my router password?"] {
         let a = sandbox.json(&["ask", question, "--provider", "none", "--json"]);
-        assert_eq!(a["refused"], true, "{question}: {a}");
+        assert_eq!(a["outcome"], "refused", "{question}: {a}");
     }
     let a = sandbox.json(&["ask", "Is the death cap poisonous?", "--provider", "none", "--json"]);
-    assert_eq!(a["refused"], false, "{a}");
+    assert_eq!(a["outcome"], "answered", "{a}");
     let answer = a["answer"].as_str().unwrap();
     assert!(answer.contains("Deadly poisonous") && answer.contains("[S1]"), "{answer}");
     assert!(a["notice"].as_str().unwrap().starts_with("Extractive answer"), "{a}");

@@ -2,7 +2,7 @@
 // citations, the "how this was answered" trace, stop, copy, conversations
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
-import { api, type AnswerDto, type CitationDto, type IdentificationDto, type TraceDto, type StreamDto } from "./api";
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
 import { downloadInto } from "./models";
 
@@ -183,6 +183,22 @@ function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[],
   }
 }
 
+/** The closest passages of an unsure outcome: where each is, and its sentence closest to the question. */
+function relatedReading(related: RelatedDto[]): HTMLElement {
+  const box = el("div", undefined, "related");
+  box.append(el("p", t("chat.related"), "muted"));
+  for (const r of related) {
+    const page = r.passage.page ? ` (p. ${r.passage.page})` : "";
+    const place = r.passage.heading_path ? r.passage.heading_path.replaceAll(" > ", " › ") : r.passage.source;
+    const open = button(`${place}${page}`, () => void showPassage(r.passage), "link related-open");
+    open.title = r.passage.source;
+    const item = el("div", undefined, "related-item");
+    item.append(open, el("span", ` ${r.passage.source}`, "muted"), el("p", r.snippet, "snippet"));
+    box.append(item);
+  }
+  return box;
+}
+
 function addMessage(role: "user" | "assistant", text?: string): { item: HTMLElement; body: HTMLElement } {
   const messages = $("messages");
   messages.querySelector(".empty")?.remove();
@@ -231,6 +247,8 @@ async function ask(question: string) {
     const isNew = chatId !== answer.chat_id;
     chatId = answer.chat_id;
     renderAnswer(body, answer.answer, answer.citations, answer.notice);
+    item.classList.add(`outcome-${answer.outcome}`);
+    if (answer.related.length) body.append(relatedReading(answer.related));
     for (const s of answer.summaries) {
       const cited = answer.citations.find((c) => c.chunk_ids.includes(s.chunk_id));
       if (cited && s.summary) body.append(el("p", `${cited.id} · ${s.summary}`, "summary muted"));

@@ -43,11 +43,16 @@ export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Arra
  */
 passages: Array<PassageNameDto>, };
 export type SummaryDto = { chunk_id: number, source: string, key_facts: Array<string>, summary: string, };
-export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, refused: boolean, 
+export type RelatedDto = { passage: CitationDto, snippet: string, };
+export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, 
 /**
- * Answered with a warning: the passages may not answer it.
+ * "answered", "unsure" (no direct answer: see `related`) or "refused".
  */
-unsure: boolean, provider: string, 
+outcome: string, 
+/**
+ * The closest passages when no direct answer was found.
+ */
+related: Array<RelatedDto>, provider: string, 
 /**
  * The route and the retrieval trace, for "how this was answered".
  */

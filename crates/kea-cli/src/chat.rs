@@ -140,11 +140,19 @@ pub fn ask(
         eprintln!("note: {notice}");
     }
     for c in &answer.citations {
-        let page = c.page.map(|p| format!(" p.{p}")).unwrap_or_default();
-        println!("  [{}] {} | {}{page}", c.id, c.source, c.heading_path);
+        println!("  [{}] {}", c.id, place(c));
+    }
+    for r in &answer.related {
+        println!("  related: {}\n    {}", place(&r.passage), r.snippet);
     }
     eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a passage is: document | heading, and its page.
+fn place(c: &kea_engine::chat::Citation) -> String {
+    let page = c.page.map(|p| format!(" p.{p}")).unwrap_or_default();
+    format!("{} | {}{page}", c.source, c.heading_path)
 }
 
 #[derive(serde::Deserialize)]

@@ -268,7 +268,7 @@ fn samples(engine: &Engine, items: &[&GoldenItem], config: &RetrievalConfig) -> 
 
 /// The signals the shipped model weighs; `dense` only for the embedder it is fitted with.
 pub fn calibration_features(with_dense: bool) -> Vec<String> {
-    let all = ["coverage", "top_coverage", "unknown", "specific", "unknown_noun", "dense", "agreement", "type_missing", "chinese"];
+    let all = ["coverage", "top_coverage", "sentence_coverage", "unknown", "specific", "unknown_noun", "dense", "agreement", "type_missing", "chinese"];
     all.iter().filter(|f| with_dense || **f != "dense").map(|f| f.to_string()).collect()
 }
 

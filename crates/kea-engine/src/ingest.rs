@@ -391,7 +391,7 @@ fn names_for_chunk(names: &[String], chunk: &Chunk) -> (Vec<String>, String) {
 /// name keys); a different value makes the next sync read every document again.
 const CHUNK_FORMAT_KEY: &str = "chunk_format";
 /// Bumped when chunk text, embedding text or full-text tokens change shape.
-const CHUNK_FORMAT: &str = "2:names-by-language";
+const CHUNK_FORMAT: &str = "3:chinese-characters";
 
 impl Indexer<'_> {
     /// Re-reads `kea.toml`; a broken file keeps the previous profile and

@@ -2,8 +2,12 @@
 //! split Chinese, so chunk text is segmented here (jieba, search mode, for
 //! CJK runs; lower-cased, Snowball-stemmed words for the rest, so
 //! "cockatiels" finds "cockatiel") into a space-separated column, and
-//! queries are segmented the same way.
+//! queries are segmented the same way. Chinese text is also indexed
+//! character by character: a question's word that no passage holds (an
+//! everyday 公母 for the text's 公鸟 and 母鸟, or a word jieba cut
+//! differently) is searched by its characters instead ([`search_terms`]).
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
@@ -80,71 +84,77 @@ pub fn is_specific_chinese_noun(word: &str) -> bool {
     word.chars().any(is_cjk) && jieba().tag(word, false).iter().all(|t| t.tag.starts_with('n')) && jieba().suggest_freq(word) <= GENERIC_NOUN_FREQ
 }
 
-/// The text stored in the FTS column: tokens joined by spaces.
-pub fn index_text(text: &str) -> String {
-    tokens(text).join(" ")
+/// What the full-text index holds of `text`: its tokens, then each CJK character.
+pub fn index_tokens(text: &str) -> Vec<String> {
+    let mut indexed = tokens(text);
+    indexed.extend(text.chars().filter(|&c| is_cjk(c)).map(String::from));
+    indexed
 }
 
-/// Question words and particles that say nothing about the topic.
-const QUERY_STOPWORDS: &[&str] = &[
-    "a",
-    "an",
-    "and",
-    "are",
-    "can",
-    "do",
-    "does",
-    "for",
-    "how",
-    "i",
-    "in",
-    "is",
-    "it",
-    "my",
-    "of",
-    "on",
-    "or",
-    "the",
-    "to",
-    "what",
-    "when",
-    "where",
-    "which",
-    "who",
-    "why",
-    "with",
-    "吗",
-    "呢",
-    "吧",
-    "啊",
-    "的",
-    "了",
-    "是",
-    "什么",
-    "怎么",
-    "怎样",
-    "如何",
-    "哪些",
-    "哪种",
-    "为什么",
-    "多少",
-    "有",
-    "和",
-    "与",
-    "在",
-    "我",
-    "它",
-    "这",
-    "那",
-    "一种",
-    "一只",
-];
+/// The text stored in the FTS column: [`index_tokens`] joined by spaces.
+pub fn index_text(text: &str) -> String {
+    index_tokens(text).join(" ")
+}
+
+/// Characters too common to stand for a word they are part of.
+const STOP_CHARACTERS: &str = "的了是吗呢吧啊么什怎样哪为多少有我你他她它这那在和与个一不会能要就都也还很得着过把被给让";
+
+/// Whether `term` is a Chinese word of two or more characters.
+fn is_chinese_word(term: &str) -> bool {
+    term.chars().count() > 1 && term.chars().all(is_cjk)
+}
+
+/// A query's search terms, given `count`, which says how many chunks hold
+/// each term: its content words ([`query_terms`]), except that a Chinese
+/// word no chunk holds, whose other characters some chunk holds, is
+/// replaced by those characters. A word with a character no chunk holds
+/// (a subject the collection never mentions) stays, unknown.
+pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
+    let words = query_terms(query);
+    let counts = count(&words)?;
+    let unknown: HashSet<String> = words.iter().zip(&counts).filter(|(w, &c)| c == 0 && is_chinese_word(w)).map(|(w, _)| w.clone()).collect();
+    if unknown.is_empty() {
+        return Ok(words);
+    }
+    let mut characters: Vec<String> = unknown.iter().flat_map(|w| w.chars()).filter(|c| !STOP_CHARACTERS.contains(*c)).map(String::from).collect();
+    characters.dedup();
+    let known: HashSet<String> = characters.iter().zip(count(&characters)?).filter(|(_, c)| *c > 0).map(|(t, _)| t.clone()).collect();
+    let mut terms = Vec::new();
+    for word in words {
+        let own: Vec<String> = word.chars().filter(|c| !STOP_CHARACTERS.contains(*c)).map(String::from).collect();
+        if unknown.contains(&word) && !own.is_empty() && own.iter().all(|c| known.contains(c)) {
+            terms.extend(own);
+        } else {
+            terms.push(word);
+        }
+    }
+    let mut seen = HashSet::new();
+    terms.retain(|t| seen.insert(t.clone()));
+    Ok(terms)
+}
+
+/// Function words, question words and chat fillers that say nothing about
+/// a question's topic (English: Snowball's stop words and a few fillers).
+const QUERY_STOPWORDS: &str = "\
+    a about above after again against all am an and any are as at be because been before being below between both but by \
+    can could did do does doing down during each few for from further had has have having he her here hers herself him \
+    himself his how i if in into is it its itself just me more most my myself no nor not of off on once only or other \
+    ought our ours ourselves out over own same she should so some such than that the their theirs them themselves then \
+    there these they this those through to too under until up very was we were what when where which while who whom why \
+    will with would you your yours yourself yourselves s t don doesn isn hi hello hey please thanks thank really actually \
+    吗 呢 吧 啊 呀 啦 嘛 哦 的 了 是 什么 怎么 怎样 如何 哪些 哪种 为什么 多少 有 和 与 在 我 我们 我家 你 他 她 它 这 那 \
+    这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很";
+
+fn is_query_stopword(word: &str) -> bool {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| QUERY_STOPWORDS.split_whitespace().collect()).contains(word)
+}
 
 /// A query's distinct content tokens (question words dropped unless
 /// nothing else is left), stemmed, in order.
 pub fn query_terms(query: &str) -> Vec<String> {
     let all = words(query);
-    let content: Vec<String> = all.iter().filter(|t| !QUERY_STOPWORDS.contains(&t.as_str())).cloned().collect();
+    let content: Vec<String> = all.iter().filter(|t| !is_query_stopword(t)).cloned().collect();
     let chosen = if content.is_empty() { all } else { content };
     let mut seen = std::collections::HashSet::new();
     chosen.into_iter().map(stem).filter(|t| seen.insert(t.clone())).collect()
@@ -174,6 +184,29 @@ mod tests {
     #[test]
     fn mixed_text_is_lower_cased_and_split() {
         assert_eq!(tokens("Cockatiels (Nymphicus) eating 小米 B2!"), ["cockatiel", "nymphicus", "eat", "小米", "b2"]);
+    }
+
+    #[test]
+    fn chinese_is_also_indexed_by_character() {
+        let indexed = index_text("公鸟的蜡膜");
+        for token in ["公鸟", "蜡膜", "公", "鸟", "蜡", "膜"] {
+            assert!(indexed.split(' ').any(|t| t == token), "{token} in {indexed}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_chinese_word_is_searched_by_its_known_characters() {
+        let index = ["公鸟 公 鸟 母鸟 母 鸟", "体重 体 重 鹦鹉 鹦 鹉"];
+        let count = |terms: &[String]| -> Result<Vec<usize>, ()> {
+            Ok(terms.iter().map(|t| index.iter().filter(|chunk| chunk.split(' ').any(|w| w == t)).count()).collect())
+        };
+        let terms = search_terms("鹦鹉公母怎么看", count).unwrap();
+        assert!(terms.contains(&"公".into()) && terms.contains(&"母".into()) && terms.contains(&"鹦鹉".into()), "{terms:?}");
+        assert!(!terms.contains(&"公母".into()), "{terms:?}");
+        // 企 is in no chunk: the word stays whole, and unknown.
+        let terms = search_terms("企鹅吃什么", count).unwrap();
+        assert!(terms.contains(&"企鹅".into()) && !terms.contains(&"鹅".into()), "{terms:?}");
+        assert_eq!(search_terms("cockatiels eat", count).unwrap(), ["cockatiel", "eat"]);
     }
 
     #[test]

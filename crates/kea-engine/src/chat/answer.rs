@@ -2,8 +2,10 @@
 //! labelled untrusted), streaming, and resolving `[S1]` markers to chunks.
 //! Markers that name no source are removed, so an answer never cites a
 //! chunk that was not in its context. No relevant evidence → a refusal that
-//! names what was searched; no language model, or one under the
-//! groundedness floor → the extractive answer (quoted, cited sentences).
+//! names what was searched; evidence that may not answer (unsure) → "no
+//! direct answer", with the closest passages as related reading; no
+//! language model, or one under the groundedness floor → the extractive
+//! answer (quoted, cited sentences).
 
 use std::collections::BTreeSet;
 
@@ -89,25 +91,35 @@ fn refusal(question: &str, query: &str) -> String {
     }
 }
 
-/// The warning over an answer whose passages may not answer the question.
-fn unsure_notice(question: &str) -> &'static str {
+/// What an unsure outcome says, in the question's language.
+fn no_direct_answer(question: &str) -> &'static str {
     if query_language(question) == "zh" {
-        "不确定：找到的段落可能并不能回答这个问题。请查看下面引用的原文再做判断。"
+        "不确定：你的文档里没有找到直接的答案。下面是最接近的段落，可以看看是否有用。"
     } else {
-        "Not sure: the passages found may not answer this question. Check the cited text below before relying on it."
+        "Not sure: I found no direct answer in your documents. These are the closest passages; they may help."
     }
 }
 
-/// Marks `answer` unsure when the relevance decision was, with its warning first.
-fn flag_unsure(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval) {
-    if retrieval.relevance.outcome == Outcome::Unsure {
-        answer.unsure = true;
-        let warning = unsure_notice(question).to_string();
-        answer.notice = Some(match answer.notice.take() {
-            Some(notice) => format!("{warning} {notice}"),
-            None => warning,
-        });
-    }
+/// Passages offered as related reading, at most this many.
+const RELATED_PASSAGES: usize = 3;
+
+/// A passage offered as related reading: where it is and its sentence
+/// closest to the question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RelatedPassage {
+    #[serde(flatten)]
+    pub passage: Citation,
+    pub snippet: String,
+}
+
+/// The closest passages of `retrieval`, for an unsure outcome.
+fn related_passages(question: &str, retrieval: &Retrieval) -> Vec<RelatedPassage> {
+    let blocks = &retrieval.context.blocks;
+    blocks
+        .iter()
+        .take(RELATED_PASSAGES)
+        .map(|b| RelatedPassage { passage: Citation::from(b), snippet: super::extractive::closest_sentence(question, b) })
+        .collect()
 }
 
 /// A reply to small talk when no model may write: what Kea can do.
@@ -255,8 +267,8 @@ pub(super) fn compose(
         provider_detail: llm.describe(),
         chat_id: 0,
         notice: None,
-        refused: false,
-        unsure: false,
+        outcome: Outcome::Answered,
+        related: Vec::new(),
         retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
         summaries: Vec::new(),
@@ -266,13 +278,19 @@ pub(super) fn compose(
     let messages = match retrieval {
         Some(r) if !r.relevance.relevant || r.context.blocks.is_empty() => {
             answer.answer = refusal(question, &route.search_query);
-            answer.refused = true;
+            answer.outcome = Outcome::Refused;
+            sink(ChatEvent::Token { text: answer.answer.clone() });
+            return Ok(answer);
+        }
+        Some(r) if r.relevance.outcome == Outcome::Unsure => {
+            answer.answer = no_direct_answer(question).to_string();
+            answer.outcome = Outcome::Unsure;
+            answer.related = related_passages(question, r);
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
         Some(r) if floor.is_some() => {
             quote_passages(&mut answer, question, r, floor.unwrap_or_default());
-            flag_unsure(&mut answer, question, r);
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
@@ -314,11 +332,9 @@ fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>,
             "the language model's answer cited none of the passages"
         };
         quote_passages(&mut answer, question, r, why);
-        flag_unsure(&mut answer, question, r);
         return answer;
     }
     if let Some(r) = retrieval {
-        flag_unsure(&mut answer, question, r);
         answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
     }
     answer

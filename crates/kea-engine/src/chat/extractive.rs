@@ -91,6 +91,15 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
     Some(Extract { text: parts.join(if language == "zh" { "" } else { " " }), cited })
 }
 
+/// The sentence of `block` that shares the most of `question`'s terms (its
+/// first when none does), shortened.
+pub fn closest_sentence(question: &str, block: &ContextBlock) -> String {
+    let terms: HashSet<String> = query_terms(question).into_iter().collect();
+    let all = sentences(&block.text);
+    let best = all.iter().enumerate().max_by_key(|(i, s)| (overlap(&terms, s, &block.heading_path), std::cmp::Reverse(*i))).map(|(_, s)| *s);
+    shorten(best.unwrap_or(block.text.trim()))
+}
+
 /// The banner over an extractive answer, in the question's language.
 pub fn notice(question: &str, why: &str) -> String {
     if query_language(question) == "zh" {
@@ -134,5 +143,12 @@ mod tests {
         assert_eq!(got.cited, ["S2"]);
         assert!(extract_answer("anything", &[]).is_none());
         assert!(notice("玄凤吃什么", "x").starts_with("摘录"));
+    }
+
+    #[test]
+    fn the_closest_sentence_is_the_one_sharing_the_most_terms() {
+        let b = block("S1", "Cockatiel > Care", "Cockatiels are small. They need a large cage with several perches. They like baths.");
+        assert_eq!(closest_sentence("how big a cage does a cockatiel need", &b), "They need a large cage with several perches.");
+        assert_eq!(closest_sentence("zzz", &b), "Cockatiels are small.", "none matches: the first");
     }
 }

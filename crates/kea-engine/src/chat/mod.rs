@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::retrieve::calibration::Outcome;
 use crate::retrieve::{elapsed_ms as ms, Retrieval, RetrievalConfig, Trace};
-pub use answer::Citation;
+pub use answer::{Citation, RelatedPassage};
 pub use router::{DecidedBy, Route, RouterMode};
 
 /// Events of one answer, in order: status, tool start/end pairs (router,
@@ -43,9 +44,10 @@ pub struct ChatAnswer {
     /// Set when the answer is not from a language model (none configured,
     /// or nothing relevant was found): shown as a banner.
     pub notice: Option<String>,
-    pub refused: bool,
-    /// Answered although the passages may not answer it (the notice says so).
-    pub unsure: bool,
+    /// Answered (with citations), unsure (no direct answer: the closest
+    /// passages are under `related`) or refused.
+    pub outcome: Outcome,
+    pub related: Vec<RelatedPassage>,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
     /// Per-passage summaries (opt-in post-processing).
@@ -172,9 +174,10 @@ impl Engine {
     /// Saves the exchange; what was just talked about becomes the subject
     /// for follow-ups: a label's names in both languages, else the document's title.
     fn remember(&self, chat_id: i64, question: &str, answer: &ChatAnswer, retrieval: Option<&Retrieval>) -> Result<()> {
-        let labels = if answer.refused { Vec::new() } else { self.labels()? };
+        let refused = answer.outcome == Outcome::Refused;
+        let labels = if refused { Vec::new() } else { self.labels()? };
         let store = self.store();
-        if let (false, Some(hit)) = (answer.refused, retrieval.and_then(|r| r.hits.first())) {
+        if let (false, Some(hit)) = (refused, retrieval.and_then(|r| r.hits.first())) {
             let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
             if let Some(subject) = label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone()) {
                 store.set_subject(chat_id, &subject)?;

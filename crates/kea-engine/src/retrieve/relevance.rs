@@ -8,9 +8,9 @@
 //! on the top passages; and whether the question asks for a kind of answer
 //! (a weight, a price, a duration…) that the top passages do not hold. Its
 //! probability gives one of three outcomes: answered, unsure (the answer is
-//! given with its evidence and a warning) or refused. A query whose best
-//! passages are in the other language (BM25 cannot see those) may also be
-//! answered on the similarity of a multilingual embedder.
+//! given with its evidence and a warning) or refused. A question whose
+//! passages are in the other language (BM25 cannot see those) is decided on
+//! the similarity of a multilingual embedder, whose fit weighs it.
 
 use std::collections::HashSet;
 
@@ -18,15 +18,14 @@ use serde::Serialize;
 
 use super::answer_type::AnswerType;
 use super::calibration::{Outcome, Signals};
-use super::{query_language, text_language, Hit, RetrievalConfig, Retriever, Trace};
+use super::context::sentences;
+use super::{query_language, Hit, RetrievalConfig, Retriever, Trace};
 use crate::error::Result;
-use crate::segment::{is_specific_chinese_noun, query_terms};
+use crate::segment::{index_tokens, is_specific_chinese_noun, search_terms};
+use crate::store::ChunkRow;
 
 /// Passages whose words count towards coverage.
 const TOP_PASSAGES: usize = 3;
-/// Cosine similarity a passage in the other language must reach to count
-/// (multilingual embedders only).
-pub const MIN_CROSS_LINGUAL_DENSE: f32 = 0.85;
 
 /// The relevance decision and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,9 +64,12 @@ pub fn weighted_coverage(terms: &[String], counts: &[usize], total: usize, found
 
 /// The top passages' words and their counts in the collection, for the lexical signals.
 struct Lexical {
-    /// IDF-weighted coverage by the top passages, by the best one, and the share no chunk has.
+    /// IDF-weighted coverage by the top passages, by the best one, by the
+    /// best two consecutive sentences of one of them (with its heading),
+    /// and the share no chunk has.
     coverage: f32,
     top_coverage: f32,
+    sentence_coverage: f32,
     unknown: f32,
     /// The IDF of the rarest question term the top passages hold, over the
     /// largest IDF possible: high when they share the question's specific
@@ -91,9 +93,16 @@ impl Retriever<'_> {
         let rarest_found = terms.iter().zip(&counts).filter(|(t, _)| found.contains(t.as_str())).map(|(_, &c)| idf(c)).fold(0.0f32, f32::max);
         let known: Vec<String> = terms.iter().zip(&counts).filter(|(_, &c)| c > 0).map(|(t, _)| t.clone()).collect();
         let known: HashSet<&str> = known.iter().map(String::as_str).collect();
+        let sentence_coverage = hits
+            .iter()
+            .take(TOP_PASSAGES)
+            .flat_map(|hit| sentence_windows(&hit.chunk))
+            .map(|window| weighted_coverage(terms, &counts, total, &window.iter().map(String::as_str).collect()))
+            .fold(0.0f32, f32::max);
         Ok(Lexical {
             coverage: weighted_coverage(terms, &counts, total, &found),
             top_coverage: weighted_coverage(terms, &counts, total, &top_found),
+            sentence_coverage,
             unknown: 1.0 - weighted_coverage(terms, &counts, total, &known),
             specific: rarest_found / idf(0).max(1e-3),
             unknown_noun: terms.iter().zip(&counts).any(|(t, &c)| c == 0 && is_specific_chinese_noun(t)),
@@ -116,11 +125,11 @@ impl Retriever<'_> {
             missing: Vec::new(),
             reason: String::new(),
         };
-        let Some(best) = hits.first() else {
+        if hits.is_empty() {
             judged.reason = "nothing was found".into();
             return Ok(judged);
-        };
-        let terms = query_terms(query);
+        }
+        let terms = search_terms(query, |t| self.passages().token_chunk_counts(t).map(|(c, _)| c))?;
         let lexical = if terms.is_empty() { None } else { Some(self.lexical(&terms, hits)?) };
         if let Some(l) = &lexical {
             (judged.coverage, judged.missing) = (l.coverage, l.missing.clone());
@@ -144,16 +153,16 @@ impl Retriever<'_> {
                 judged.reason = "none of the question's words is in the passages found, and the embedder does not read its language".into();
             }
         }
-        let other_language = text_language(&best.chunk.text) != query_language(query);
-        if judged.outcome != Outcome::Answered && other_language {
-            if let Some(d) = best.dense.filter(|&d| d >= MIN_CROSS_LINGUAL_DENSE && config.cross_lingual && self.model_is_multilingual()) {
-                judged.outcome = Outcome::Answered;
-                judged.reason = format!("the best passage is in the other language: similarity {d:.2} (threshold {MIN_CROSS_LINGUAL_DENSE:.2})");
-            }
-        }
         judged.relevant = judged.outcome != Outcome::Refused;
         Ok(judged)
     }
+}
+
+/// The words of each two consecutive sentences of `chunk`, with its heading's.
+fn sentence_windows(chunk: &ChunkRow) -> Vec<HashSet<String>> {
+    let heading = index_tokens(&chunk.heading_path);
+    let sentences: Vec<Vec<String>> = sentences(&chunk.text).into_iter().map(index_tokens).collect();
+    (0..sentences.len().max(1)).map(|i| sentences.iter().skip(i).take(2).flatten().chain(&heading).cloned().collect()).collect()
 }
 
 /// The share of the dense search's top passages that full-text search also ranks at the top.
@@ -169,6 +178,7 @@ fn signals(lexical: Option<&Lexical>, best_dense: Option<f32>, agreement: f32, t
     vec![
         ("coverage".into(), lexical.map_or(0.0, |l| l.coverage)),
         ("top_coverage".into(), lexical.map_or(0.0, |l| l.top_coverage)),
+        ("sentence_coverage".into(), lexical.map_or(0.0, |l| l.sentence_coverage)),
         ("unknown".into(), lexical.map_or(0.0, |l| l.unknown)),
         ("specific".into(), lexical.map_or(0.0, |l| l.specific)),
         ("unknown_noun".into(), flag(lexical.is_some_and(|l| l.unknown_noun))),

@@ -63,7 +63,7 @@ impl Store {
     /// with scores, best first (higher is better). Any text is a safe query.
     /// Matches of terms without weight only fill the places left, unscored.
     pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
-        let terms = segment::query_terms(query);
+        let terms = segment::search_terms(query, |t| self.token_chunk_counts(t).map(|(c, _)| c))?;
         let (counts, chunks) = self.token_chunk_counts(&terms)?;
         let (mut weighted, mut unweighted) = (Vec::new(), Vec::new());
         for (term, n) in terms.into_iter().zip(counts).filter(|&(_, n)| n > 0) {
