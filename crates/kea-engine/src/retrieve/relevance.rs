@@ -7,8 +7,9 @@
 //! the embedder's best similarity; whether dense and full-text search agree
 //! on the top passages; and whether the question asks for a kind of answer
 //! (a weight, a price, a duration…) that the top passages do not hold. Its
-//! probability gives one of three outcomes: answered, unsure (the answer is
-//! given with its evidence and a warning) or refused. A question whose
+//! probability gives one of three outcomes: answered, unsure (no direct
+//! answer is claimed; the closest passages are offered as related reading)
+//! or refused. A question whose
 //! passages are in the other language (BM25 cannot see those) is decided on
 //! the similarity of a multilingual embedder, whose fit weighs it.
 
