@@ -93,13 +93,46 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// sample collection's animals.
 #[test]
 fn engine_code_and_prompts_name_no_domain() {
-    let words = ["parrot", "鹦鹉", "species", "bird", "cockatiel", "budgie", "macaw"];
     let offending: Vec<String> = engine_code_lines()
         .into_iter()
-        .filter(|(_, _, code)| words.iter().any(|w| code.to_lowercase().contains(w)))
+        .filter(|(_, _, code)| names_the_domain(code))
         .map(|(file, n, code)| format!("{file}:{n}: {code}"))
         .collect();
     assert!(offending.is_empty(), "domain words in engine code:\n{}", offending.join("\n"));
+}
+
+/// Words of the sample collection that no engine code, UI string or CLI help may use.
+const DOMAIN_WORDS: [&str; 9] = ["parrot", "鹦鹉", "species", "bird", "cockatiel", "budgie", "macaw", "玄凤", "虎皮"];
+
+fn names_the_domain(text: &str) -> bool {
+    DOMAIN_WORDS.iter().any(|w| text.to_lowercase().contains(w))
+}
+
+/// The subcommands a clap help text lists (its "Commands:" section), `help` left out.
+fn subcommands(help: &str) -> Vec<String> {
+    let listed = help.split_once("Commands:\n").map_or("", |(_, rest)| rest.split("\n\n").next().unwrap_or(""));
+    listed.lines().filter_map(|l| l.split_whitespace().next()).filter(|c| *c != "help").map(str::to_string).collect()
+}
+
+/// Architecture Invariant: what users read names no domain either: every
+/// UI string (`ui/src/i18n.ts`) and the help of every CLI command.
+#[test]
+fn ui_strings_and_cli_help_name_no_domain() {
+    let sandbox = super::util::Sandbox::empty();
+    let i18n = std::fs::read_to_string(super::util::repo_root().join("ui/src/i18n.ts")).unwrap();
+    let mut offending: Vec<String> = i18n.lines().filter(|l| names_the_domain(l)).map(|l| format!("ui/src/i18n.ts: {l}")).collect();
+    let mut commands: Vec<Vec<String>> = vec![vec![]];
+    let mut read = 0;
+    while let Some(command) = commands.pop() {
+        let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = String::from_utf8(sandbox.run(&args).stdout).unwrap();
+        read += 1;
+        offending.extend(help.lines().filter(|l| names_the_domain(l)).map(|l| format!("kea {}: {l}", command.join(" "))));
+        commands.extend(subcommands(&help).into_iter().map(|sub| [command.clone(), vec![sub]].concat()));
+    }
+    assert!(read > 10, "every command's help is read ({read})");
+    assert!(offending.is_empty(), "domain words where users read them:\n{}", offending.join("\n"));
 }
 
 /// Architecture Invariant: the engine's top-level modules depend on each

@@ -59,7 +59,7 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Kea vs a Python peer of Parrot-Set's design (chromadb) on one corpus.
+    /// Kea vs a Python peer (chromadb, rebuilding everything on any change) on one corpus.
     Peer {
         #[arg(long, default_value_t = 500)]
         docs: usize,

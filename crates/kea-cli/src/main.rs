@@ -178,10 +178,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Identify the bird in a photo against the knowledge base's species.
+    /// Identify what a photo shows against the labels of the knowledge base.
     Identify {
         image: PathBuf,
-        /// Continue conversation ID: the species becomes its subject.
+        /// Continue conversation ID: the identified label becomes its subject.
         #[arg(long)]
         chat: Option<i64>,
         /// The CLIP image model id (its manifest names the text model; default:
