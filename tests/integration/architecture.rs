@@ -93,11 +93,8 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// sample collection's animals.
 #[test]
 fn engine_code_and_prompts_name_no_domain() {
-    let offending: Vec<String> = engine_code_lines()
-        .into_iter()
-        .filter(|(_, _, code)| names_the_domain(code))
-        .map(|(file, n, code)| format!("{file}:{n}: {code}"))
-        .collect();
+    let offending: Vec<String> =
+        engine_code_lines().into_iter().filter(|(_, _, code)| names_the_domain(code)).map(|(file, n, code)| format!("{file}:{n}: {code}")).collect();
     assert!(offending.is_empty(), "domain words in engine code:\n{}", offending.join("\n"));
 }
 

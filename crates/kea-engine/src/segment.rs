@@ -96,6 +96,12 @@ pub fn index_text(text: &str) -> String {
     index_tokens(text).join(" ")
 }
 
+/// `words` without repeats, in order.
+fn distinct(words: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    words.into_iter().filter(|w| seen.insert(w.clone())).collect()
+}
+
 /// Characters too common to stand for a word they are part of.
 const STOP_CHARACTERS: &str = "的了是吗呢吧啊么什怎样哪为多少有我你他她它这那在和与个一不会能要就都也还很得着过把被给让";
 
@@ -106,7 +112,7 @@ fn is_chinese_word(term: &str) -> bool {
 
 /// A query's search terms, given `count`, which says how many chunks hold
 /// each term: its content words ([`query_terms`]), except that a Chinese
-/// word no chunk holds, whose other characters some chunk holds, is
+/// word no chunk holds, whose characters (the commonest aside) chunks hold, is
 /// replaced by those characters. A word with a character no chunk holds
 /// (a subject the collection never mentions) stays, unknown.
 pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
@@ -116,8 +122,7 @@ pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<V
     if unknown.is_empty() {
         return Ok(words);
     }
-    let mut characters: Vec<String> = unknown.iter().flat_map(|w| w.chars()).filter(|c| !STOP_CHARACTERS.contains(*c)).map(String::from).collect();
-    characters.dedup();
+    let characters = distinct(unknown.iter().flat_map(|w| w.chars()).filter(|c| !STOP_CHARACTERS.contains(*c)).map(String::from));
     let known: HashSet<String> = characters.iter().zip(count(&characters)?).filter(|(_, c)| *c > 0).map(|(t, _)| t.clone()).collect();
     let mut terms = Vec::new();
     for word in words {
@@ -128,9 +133,7 @@ pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<V
             terms.push(word);
         }
     }
-    let mut seen = HashSet::new();
-    terms.retain(|t| seen.insert(t.clone()));
-    Ok(terms)
+    Ok(distinct(terms))
 }
 
 /// Function words, question words and chat fillers that say nothing about
@@ -156,8 +159,7 @@ pub fn query_terms(query: &str) -> Vec<String> {
     let all = words(query);
     let content: Vec<String> = all.iter().filter(|t| !is_query_stopword(t)).cloned().collect();
     let chosen = if content.is_empty() { all } else { content };
-    let mut seen = std::collections::HashSet::new();
-    chosen.into_iter().map(stem).filter(|t| seen.insert(t.clone())).collect()
+    distinct(chosen.into_iter().map(stem))
 }
 
 #[cfg(test)]
