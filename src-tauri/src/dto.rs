@@ -304,6 +304,9 @@ pub struct AnswerDto {
     pub outcome: String,
     /// The closest passages when no direct answer was found.
     pub related: Vec<RelatedDto>,
+    /// Sentences of the model's answer that its passages do not support,
+    /// taken out of `answer`.
+    pub unsupported: Vec<String>,
     pub provider: String,
     /// The route and the retrieval trace, for "how this was answered".
     pub route: RouteDto,
@@ -320,6 +323,7 @@ impl From<&ChatAnswer> for AnswerDto {
             notice: a.notice.clone(),
             outcome: outcome_name(a.outcome),
             related: a.related.iter().map(|r| RelatedDto { passage: CitationDto::from(&r.passage), snippet: r.snippet.clone() }).collect(),
+            unsupported: a.unsupported.clone(),
             provider: a.provider_detail.clone(),
             route: RouteDto::from(&a.route),
             trace: a.retrieval.as_ref().map(TraceDto::from),

@@ -196,3 +196,38 @@ fn an_unreachable_language_model_is_an_llm_error_naming_its_address() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("[llm]") && stderr.contains("127.0.0.1:9"), "{stderr}");
 }
+
+/// A scripted model (no model here writes real answers) answers about a
+/// document whose text the test knows: a sentence the passage does not hold
+/// is taken out and listed; an answer mostly invented is replaced by quotes.
+#[test]
+fn a_model_answer_is_checked_sentence_by_sentence_against_its_passages() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.path("lamp.md"),
+        "# Desk lamp\n\n## Bulbs\n\nThe desk lamp takes an E14 bulb of at most 40 watts. Warm white bulbs suit reading.\n\n\
+         ## Cleaning\n\nWipe the shade with a dry cloth. Unplug the lamp first.\n",
+    )
+    .unwrap();
+    sandbox.index();
+    let supported = "The desk lamp takes an E14 bulb of at most 40 watts [S1].";
+    let invented = "It was designed in 1962 by a Danish architect [S1].";
+    let ask_scripted = |answer: String| {
+        let server = kea_llm::testing::scripted(vec![kea_llm::testing::sse_stream(&answer)]);
+        let base = format!("{}/v1", server.url);
+        ask(&sandbox, &["Which bulb does the desk lamp take?", "--provider", "openai", "--base-url", &base, "--model", "scripted", "--router", "keywords"])
+    };
+
+    let answer = ask_scripted(format!("{supported} {invented}"));
+    assert_eq!(answer["outcome"], "answered", "{answer}");
+    assert_eq!(answer["answer"], supported);
+    assert_eq!(answer["unsupported"], serde_json::json!([invented]));
+    assert!(answer["notice"].is_null(), "the model's answer stands: {answer}");
+    assert_eq!(answer["citations"][0]["heading_path"], "Desk lamp > Bulbs");
+
+    let answer = ask_scripted(format!("{invented} Its shade is hand-blown glass from Murano [S1]. {supported}"));
+    let notice = answer["notice"].as_str().expect("the extractive floor says why it answers");
+    assert!(notice.contains("not supported by the passages"), "{notice}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.contains("E14 bulb of at most 40 watts") && !text.contains("1962") && !text.contains("Murano"), "{text}");
+}

@@ -199,6 +199,19 @@ function relatedReading(related: RelatedDto[]): HTMLElement {
   return box;
 }
 
+/** Sentences of the model's answer that its passages do not support: taken out of the answer, shown apart. */
+function unsupportedSentences(sentences: string[]): HTMLElement {
+  const box = document.createElement("details");
+  box.className = "unsupported";
+  box.append(el("summary", t("chat.unsupported", { n: sentences.length })));
+  for (const s of sentences) {
+    const item = el("div", undefined, "markdown");
+    renderMarkdown(item, s, { citation: (label) => el("span", `[${label}]`, "muted"), openLink });
+    box.append(item);
+  }
+  return box;
+}
+
 function addMessage(role: "user" | "assistant", text?: string): { item: HTMLElement; body: HTMLElement } {
   const messages = $("messages");
   messages.querySelector(".empty")?.remove();
@@ -249,6 +262,7 @@ async function ask(question: string) {
     renderAnswer(body, answer.answer, answer.citations, answer.notice);
     item.classList.add(`outcome-${answer.outcome}`);
     if (answer.related.length) body.append(relatedReading(answer.related));
+    if (answer.unsupported.length) body.append(unsupportedSentences(answer.unsupported));
     for (const s of answer.summaries) {
       const cited = answer.citations.find((c) => c.chunk_ids.includes(s.chunk_id));
       if (cited && s.summary) body.append(el("p", `${cited.id} · ${s.summary}`, "summary muted"));

@@ -52,7 +52,12 @@ outcome: string,
 /**
  * The closest passages when no direct answer was found.
  */
-related: Array<RelatedDto>, provider: string, 
+related: Array<RelatedDto>, 
+/**
+ * Sentences of the model's answer that its passages do not support,
+ * taken out of `answer`.
+ */
+unsupported: Array<string>, provider: string, 
 /**
  * The route and the retrieval trace, for "how this was answered".
  */

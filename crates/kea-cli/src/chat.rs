@@ -115,12 +115,14 @@ pub fn ask(
     }
     let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), enhance, ..Default::default() };
     let mut stdout = std::io::stdout();
+    let mut streamed = String::new();
     let mut sink = |event: ChatEvent| {
         if json {
             return;
         }
         match event {
             ChatEvent::Token { text } => {
+                streamed.push_str(&text);
                 print!("{text}");
                 let _ = stdout.flush();
             }
@@ -138,6 +140,13 @@ pub fn ask(
     println!();
     if let Some(notice) = &answer.notice {
         eprintln!("note: {notice}");
+    }
+    if answer.answer.trim() != streamed.trim() {
+        // The model's text was checked against the passages: what stands.
+        println!("\nchecked answer:\n{}", answer.answer);
+    }
+    for sentence in &answer.unsupported {
+        println!("  not supported by the passages (taken out): {sentence}");
     }
     for c in &answer.citations {
         println!("  [{}] {}", c.id, place(c));

@@ -144,7 +144,7 @@ const QUERY_STOPWORDS: &str = "\
     himself his how i if in into is it its itself just me more most my myself no nor not of off on once only or other \
     ought our ours ourselves out over own same she should so some such than that the their theirs them themselves then \
     there these they this those through to too under until up very was we were what when where which while who whom why \
-    will with would you your yours yourself yourselves s t don doesn isn hi hello hey please thanks thank really actually \
+    will with would you your yours yourself yourselves s t don doesn isn hi hello hey please thanks thank really actually yes \
     吗 呢 吧 啊 呀 啦 嘛 哦 的 了 是 什么 怎么 怎样 如何 哪些 哪种 为什么 多少 有 和 与 在 我 我们 我家 你 他 她 它 这 那 \
     这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很";
 
@@ -156,10 +156,17 @@ fn is_query_stopword(word: &str) -> bool {
 /// A query's distinct content tokens (question words dropped unless
 /// nothing else is left), stemmed, in order.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let all = words(query);
-    let content: Vec<String> = all.iter().filter(|t| !is_query_stopword(t)).cloned().collect();
-    let chosen = if content.is_empty() { all } else { content };
-    distinct(chosen.into_iter().map(stem))
+    let content = content_terms(query);
+    if content.is_empty() {
+        distinct(words(query).into_iter().map(stem))
+    } else {
+        content
+    }
+}
+
+/// The distinct content words of `text` (no function words), stemmed, in order.
+pub fn content_terms(text: &str) -> Vec<String> {
+    distinct(words(text).into_iter().filter(|t| !is_query_stopword(t)).map(stem))
 }
 
 #[cfg(test)]

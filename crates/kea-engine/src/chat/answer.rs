@@ -44,41 +44,54 @@ impl From<&ContextBlock> for Citation {
     }
 }
 
-/// Labels cited in `text` (`[S1]`, `[S1, S2]`, `[S1][S3]`), and the text
-/// with every bracket group that cites an unknown label removed.
-pub fn resolve_markers(text: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {
+/// The labels of a citation marker's inside (`S1`, `S1, s2`), or `None`
+/// when it is not one.
+pub(super) fn marker_labels(inner: &str) -> Option<Vec<&str>> {
+    let labels: Vec<&str> = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
+    let is_label = |l: &&str| l.len() > 1 && l.starts_with(['S', 's']) && l[1..].chars().all(|c| c.is_ascii_digit());
+    (!labels.is_empty() && labels.iter().all(is_label)).then_some(labels)
+}
+
+/// `text` with each citation marker replaced by what `replace` makes of
+/// its labels (other bracket groups stay as they are).
+pub(super) fn map_markers(text: &str, mut replace: impl FnMut(Vec<&str>) -> String) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut cited: Vec<String> = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         let Some(close) = after.find(']') else {
             out.push_str(&rest[open..]);
-            rest = "";
-            break;
+            return out;
         };
         let inner = &after[..close];
-        let labels: Vec<&str> = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
-        let is_marker = !labels.is_empty() && labels.iter().all(|l| l.len() > 1 && l.starts_with(['S', 's']) && l[1..].chars().all(|c| c.is_ascii_digit()));
-        if is_marker {
-            let valid: Vec<String> = labels.iter().map(|l| l.to_uppercase()).filter(|l| known.contains(l)).collect();
-            if !valid.is_empty() {
-                out.push_str(&format!("[{}]", valid.join(", ")));
-            }
-            for label in valid {
-                if !cited.contains(&label) {
-                    cited.push(label);
-                }
-            }
-        } else {
-            out.push('[');
-            out.push_str(inner);
-            out.push(']');
+        match marker_labels(inner) {
+            Some(labels) => out.push_str(&replace(labels)),
+            None => out.push_str(&rest[open..open + close + 2]),
         }
         rest = &after[close + 1..];
     }
     out.push_str(rest);
+    out
+}
+
+/// Labels cited in `text` (`[S1]`, `[S1, S2]`, `[S1][S3]`), and the text
+/// with every bracket group that cites an unknown label removed.
+pub fn resolve_markers(text: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {
+    let mut cited: Vec<String> = Vec::new();
+    let out = map_markers(text, |labels| {
+        let valid: Vec<String> = labels.iter().map(|l| l.to_uppercase()).filter(|l| known.contains(l)).collect();
+        for label in &valid {
+            if !cited.contains(label) {
+                cited.push(label.clone());
+            }
+        }
+        if valid.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", valid.join(", "))
+        }
+    });
     let cleaned = out.replace(" .", ".").replace("  ", " ");
     (cleaned.trim().to_string(), cited)
 }
@@ -269,6 +282,7 @@ pub(super) fn compose(
         notice: None,
         outcome: Outcome::Answered,
         related: Vec::new(),
+        unsupported: Vec::new(),
         retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
         summaries: Vec::new(),
@@ -318,25 +332,36 @@ pub(super) fn compose(
     Ok(ground(answer, question, retrieval, &completion.text))
 }
 
-/// The model's text with its citations resolved. An answer from passages
-/// that cites none of them is not grounded: they are quoted instead.
+/// The model's text with its citations resolved and its sentences checked
+/// against the passages ([`super::verify`]): unsupported ones are taken
+/// out and listed. An answer that cites none of its passages, or too little
+/// of which holds, is not grounded: the passages are quoted instead.
 fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>, written: &str) -> ChatAnswer {
     let known: BTreeSet<String> = retrieval.map(|r| r.context.blocks.iter().map(|b| b.label.clone()).collect()).unwrap_or_default();
-    let (text, cited) = resolve_markers(written, &known);
-    answer.answer = text;
-    if let Some(r) = retrieval.filter(|_| cited.is_empty()) {
-        // An answer that cites none of its passages is not grounded: quote them instead.
-        let why = if query_language(question) == "zh" {
-            "语言模型的回答没有引用任何段落"
-        } else {
-            "the language model's answer cited none of the passages"
-        };
+    let (text, _) = resolve_markers(written, &known);
+    let Some(r) = retrieval else {
+        answer.answer = text;
+        return answer;
+    };
+    let checked = super::verify::check(&text, &r.context.blocks);
+    let (text, cited) = resolve_markers(&checked.text, &known);
+    let zh = query_language(question) == "zh";
+    let why = match (cited.is_empty(), checked.stands) {
+        (true, true) if checked.unsupported.is_empty() => {
+            Some(if zh { "语言模型的回答没有引用任何段落" } else { "the language model's answer cited none of the passages" })
+        }
+        (true, _) | (false, false) => {
+            Some(if zh { "语言模型的回答大多没有段落支持" } else { "most of the language model's answer was not supported by the passages" })
+        }
+        (false, true) => None,
+    };
+    if let Some(why) = why {
         quote_passages(&mut answer, question, r, why);
         return answer;
     }
-    if let Some(r) = retrieval {
-        answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
-    }
+    answer.answer = text;
+    answer.unsupported = checked.unsupported;
+    answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
     answer
 }
 

@@ -7,6 +7,7 @@ pub mod answer;
 pub mod enhance;
 pub mod extractive;
 pub mod router;
+pub mod verify;
 
 use std::time::Instant;
 
@@ -48,6 +49,9 @@ pub struct ChatAnswer {
     /// passages are under `related`) or refused.
     pub outcome: Outcome,
     pub related: Vec<RelatedPassage>,
+    /// Sentences of the model's answer its passages do not support, taken
+    /// out of `answer` (see [`verify`]).
+    pub unsupported: Vec<String>,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
     /// Per-passage summaries (opt-in post-processing).
