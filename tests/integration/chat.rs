@@ -197,6 +197,13 @@ fn an_unreachable_language_model_is_an_llm_error_naming_its_address() {
     assert!(stderr.contains("[llm]") && stderr.contains("127.0.0.1:9"), "{stderr}");
 }
 
+/// `kea ask --json` with a scripted OpenAI-compatible model that replies `reply`.
+fn ask_scripted(sandbox: &Sandbox, question: &str, reply: &str) -> Value {
+    let server = kea_llm::testing::scripted(vec![kea_llm::testing::sse_stream(reply)]);
+    let base = format!("{}/v1", server.url);
+    ask(sandbox, &[question, "--provider", "openai", "--base-url", &base, "--model", "scripted", "--router", "keywords"])
+}
+
 /// A scripted model (no model here writes real answers) answers about a
 /// document whose text the test knows: a sentence the passage does not hold
 /// is taken out and listed; an answer mostly invented is replaced by quotes.
@@ -212,11 +219,7 @@ fn a_model_answer_is_checked_sentence_by_sentence_against_its_passages() {
     sandbox.index();
     let supported = "The desk lamp takes an E14 bulb of at most 40 watts [S1].";
     let invented = "It was designed in 1962 by a Danish architect [S1].";
-    let ask_scripted = |answer: String| {
-        let server = kea_llm::testing::scripted(vec![kea_llm::testing::sse_stream(&answer)]);
-        let base = format!("{}/v1", server.url);
-        ask(&sandbox, &["Which bulb does the desk lamp take?", "--provider", "openai", "--base-url", &base, "--model", "scripted", "--router", "keywords"])
-    };
+    let ask_scripted = |reply: String| ask_scripted(&sandbox, "Which bulb does the desk lamp take?", &reply);
 
     let answer = ask_scripted(format!("{supported} {invented}"));
     assert_eq!(answer["outcome"], "answered", "{answer}");
@@ -230,4 +233,32 @@ fn a_model_answer_is_checked_sentence_by_sentence_against_its_passages() {
     assert!(notice.contains("not supported by the passages"), "{notice}");
     let text = answer["answer"].as_str().unwrap();
     assert!(text.contains("E14 bulb of at most 40 watts") && !text.contains("1962") && !text.contains("Murano"), "{text}");
+}
+
+/// When the evidence may not answer (unsure), a model that writes answers
+/// judges: its "no answer" keeps the outcome unsure, with related reading;
+/// an answer its passages hold makes it answered, and the trace says why.
+#[test]
+fn a_model_that_writes_answers_settles_an_unsure_outcome() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let question = "虎皮鹦鹉能不能放飞到外面";
+    let floor = ask(&sandbox, &[question, "--provider", "none"]);
+    assert_eq!(floor["outcome"], "unsure", "{floor}");
+    let closest = &floor["related"][0];
+
+    let declined = ask_scripted(&sandbox, question, "NO_ANSWER");
+    assert_eq!(declined["outcome"], "unsure", "{declined}");
+    assert!(declined["citations"].as_array().unwrap().is_empty());
+    assert_eq!(declined["related"][0]["source"], closest["source"]);
+    assert!(declined["answer"].as_str().unwrap().starts_with("不确定"), "{declined}");
+
+    let reply = format!("{} [S1]", closest["snippet"].as_str().unwrap());
+    let answered = ask_scripted(&sandbox, question, &reply);
+    assert_eq!(answered["outcome"], "answered", "{answered}");
+    assert_eq!(answered["citations"][0]["source"], closest["source"]);
+    assert!(answered["related"].as_array().unwrap().is_empty());
+    let relevance = &answered["retrieval"]["relevance"];
+    assert_eq!(relevance["outcome"], "answered");
+    assert!(relevance["reason"].as_str().unwrap().contains("the language model answered from the passages"), "{relevance}");
 }
