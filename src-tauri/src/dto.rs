@@ -9,7 +9,7 @@ use kea_engine::identify::{Decision, Identification};
 use kea_engine::import::ImportReport;
 use kea_engine::model::catalog::Role;
 use kea_engine::retrieve::calibration::{Outcome, OutcomeRates};
-use kea_engine::retrieve::{Relevance, StageTrace, Trace};
+use kea_engine::retrieve::{Reason, Relevance, StageTrace, Trace};
 use kea_engine::settings::{LlmPreferences, PhotoClassifier, Settings, Theme};
 use kea_engine::store::{ChunkRow, Conversation, DocRecord, StoredMessage};
 use kea_engine::{Error, ErrorKind, IndexEvent, Status, SyncReport};
@@ -217,7 +217,9 @@ pub struct RelevanceDto {
     pub coverage: f32,
     pub best_dense: Option<f32>,
     pub best_rerank: Option<f32>,
+    /// Why, in English (`reasons` says it as data, for the user's language).
     pub reason: String,
+    pub reasons: Vec<ReasonDto>,
     /// The signals the decision weighed, by name (`coverage`, `dense`…).
     pub signals: Vec<(String, f32)>,
 }
@@ -232,7 +234,59 @@ impl From<&Relevance> for RelevanceDto {
             best_dense: r.best_dense,
             best_rerank: r.best_rerank,
             reason: r.reason.clone(),
+            reasons: r.reasons.iter().map(ReasonDto::from).collect(),
             signals: r.signals.clone(),
+        }
+    }
+}
+
+/// One reason for the relevance decision (the app words it in the user's language).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReasonDto {
+    NothingFound,
+    Coverage {
+        share: f32,
+    },
+    NotInAnyDocument {
+        terms: Vec<String>,
+    },
+    /// `asked`: weight, temperature, price, size, duration, frequency or count.
+    AnswerTypeMissing {
+        asked: String,
+    },
+    Similarity {
+        value: f32,
+    },
+    Calibrated {
+        probability: f32,
+        refuse_below: f32,
+        answer_at: f32,
+    },
+    Rerank {
+        probability: f32,
+        threshold: f32,
+    },
+    NoSharedWords,
+    ModelFoundNoAnswer,
+    ModelAnswered,
+}
+
+impl From<&Reason> for ReasonDto {
+    fn from(r: &Reason) -> Self {
+        match r {
+            Reason::NothingFound => ReasonDto::NothingFound,
+            Reason::Coverage { share } => ReasonDto::Coverage { share: *share },
+            Reason::NotInAnyDocument { terms } => ReasonDto::NotInAnyDocument { terms: terms.clone() },
+            Reason::AnswerTypeMissing { asked } => ReasonDto::AnswerTypeMissing { asked: format!("{asked:?}").to_lowercase() },
+            Reason::Similarity { value } => ReasonDto::Similarity { value: *value },
+            Reason::Calibrated { probability, refuse_below, answer_at } => {
+                ReasonDto::Calibrated { probability: *probability, refuse_below: *refuse_below, answer_at: *answer_at }
+            }
+            Reason::Rerank { probability, threshold } => ReasonDto::Rerank { probability: *probability, threshold: *threshold },
+            Reason::NoSharedWords => ReasonDto::NoSharedWords,
+            Reason::ModelFoundNoAnswer => ReasonDto::ModelFoundNoAnswer,
+            Reason::ModelAnswered => ReasonDto::ModelAnswered,
         }
     }
 }
@@ -969,6 +1023,7 @@ fn typescript_contract() -> String {
     let declarations = [
         ErrorDto::decl(),
         DocumentState::decl(),
+        ReasonDto::decl(),
         DocumentDto::decl(),
         StatusDto::decl(),
         TeamDto::decl(),

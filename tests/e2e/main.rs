@@ -200,6 +200,9 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     app.click(&format!("{answers} details.trace summary")).await;
     let inspector = app.wait_text(&format!("{answers} .inspector"), ANSWER, |t| t.contains("不确定：")).await;
     assert!(inspector.contains("鹦鹉/虎皮鹦鹉.md"), "passages are named by document and heading: {inspector}");
+    let reason = app.text(&format!("{answers} .decision .reason")).await;
+    assert!(reason.contains("覆盖了问题关键词") && reason.contains("校准概率"), "the decision's reasons in the user's language: {reason}");
+    assert!(!reason.chars().any(|c| c.is_ascii_alphabetic()), "no English in the Chinese reasons: {reason}");
     assert!(!inspector.split_whitespace().any(|w| w.starts_with('#') && w[1..].chars().all(|c| c.is_ascii_digit())), "no bare chunk ids: {inspector}");
     app.shot("unsure-with-related-reading").await;
 

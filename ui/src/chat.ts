@@ -2,7 +2,7 @@
 // citations, the "how this was answered" trace, stop, copy, conversations
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
-import { api, type AnswerDto, type CitationDto, type IdentificationDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type ReasonDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
 import { downloadInto } from "./models";
 
@@ -119,13 +119,35 @@ function bar(value: number, max: number): HTMLElement {
   return b;
 }
 
+/** One reason for the decision, in the user's language. */
+function reasonText(reason: ReasonDto): string {
+  const n = (x: number) => x.toFixed(2);
+  switch (reason.kind) {
+    case "coverage":
+      return t("reason.coverage", { share: Math.round(reason.share * 100) });
+    case "not_in_any_document":
+      return t("reason.not_in_any_document", { terms: reason.terms.join("”, “") });
+    case "answer_type_missing":
+      return t("reason.answer_type_missing", { asked: t(`answer_kind.${reason.asked}` as Key) });
+    case "similarity":
+      return t("reason.similarity", { value: n(reason.value) });
+    case "calibrated":
+      return t("reason.calibrated", { probability: n(reason.probability), answer_at: n(reason.answer_at), refuse_below: n(reason.refuse_below) });
+    case "rerank":
+      return t("reason.rerank", { probability: n(reason.probability), threshold: n(reason.threshold) });
+    default:
+      return t(`reason.${reason.kind}`);
+  }
+}
+
 /** The decision: its outcome, the reason in words and each signal as a bar. */
 function decisionBox(trace: TraceDto): HTMLElement | null {
   const r = trace.relevance;
   if (!r) return null;
   const box = el("div", undefined, `decision ${r.outcome}`);
   const outcome = (["answered", "unsure", "refused"].includes(r.outcome) ? `outcome.${r.outcome}` : "outcome.answered") as Key;
-  box.append(el("strong", `${OUTCOME_MARKS[r.outcome] ?? "·"} ${t(outcome)}`), el("p", r.reason));
+  const reasons = r.reasons.map(reasonText).join(language() === "zh" ? "；" : "; ");
+  box.append(el("strong", `${OUTCOME_MARKS[r.outcome] ?? "·"} ${t(outcome)}`), el("p", reasons || r.reason, "reason"));
   const signals = el("ul", undefined, "signals");
   for (const [name, value] of r.signals) {
     const li = el("li");

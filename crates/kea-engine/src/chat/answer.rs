@@ -18,7 +18,7 @@ use super::enhance::PassageSummary;
 use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
 use crate::error::Result;
 use crate::retrieve::calibration::Outcome;
-use crate::retrieve::{query_language, ContextBlock, Retrieval};
+use crate::retrieve::{query_language, ContextBlock, Reason, Retrieval};
 use crate::store::StoredMessage;
 
 /// A source the answer cites (or was given), resolved to its chunks.
@@ -112,12 +112,12 @@ fn not_sure(mut answer: ChatAnswer, question: &str, retrieval: &Retrieval) -> Ch
 }
 
 /// Records in the answer's trace that the language model's judgement set the outcome.
-fn model_decided(answer: &mut ChatAnswer, outcome: Outcome, why: &str) {
+fn model_decided(answer: &mut ChatAnswer, outcome: Outcome, why: Reason) {
     if let Some(relevance) = answer.retrieval.as_mut().and_then(|t| t.relevance.as_mut()) {
         if relevance.outcome != outcome {
-            relevance.reason = format!("{}; {why} → {}", relevance.reason, format!("{outcome:?}").to_lowercase());
-            relevance.outcome = outcome;
-            relevance.relevant = outcome != Outcome::Refused;
+            let mut reasons = relevance.reasons.clone();
+            reasons.push(why);
+            relevance.decide(outcome, reasons);
         }
     }
 }
@@ -373,7 +373,7 @@ fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>,
     };
     let zh = query_language(question) == "zh";
     if text.trim_start().starts_with(NO_ANSWER) {
-        model_decided(&mut answer, Outcome::Unsure, "the language model found no answer in the passages");
+        model_decided(&mut answer, Outcome::Unsure, Reason::ModelFoundNoAnswer);
         return not_sure(answer, question, r);
     }
     let checked = super::verify::check(&text, &r.context.blocks);
@@ -395,7 +395,7 @@ fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>,
         }
         None => {}
     }
-    model_decided(&mut answer, Outcome::Answered, "the language model answered from the passages, and its sentences hold");
+    model_decided(&mut answer, Outcome::Answered, Reason::ModelAnswered);
     answer.answer = text;
     answer.unsupported = checked.unsupported;
     answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
@@ -461,6 +461,7 @@ mod tests {
             best_dense: None,
             best_rerank: None,
             missing: vec![],
+            reasons: vec![],
             reason: String::new(),
         };
         let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };

@@ -6,7 +6,8 @@
 //! one of the relevance decision's signals. English and Chinese; any topic.
 
 /// The kinds of answer recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AnswerType {
     Weight,
     Temperature,

@@ -22,7 +22,7 @@ use crate::rerank::Reranker;
 use crate::store::ChunkRow;
 pub use context::{Context, ContextBlock};
 pub use passages::{LocalPassages, Passages};
-pub use relevance::Relevance;
+pub use relevance::{Reason, Relevance};
 pub use retriever::{QueryModels, Retriever};
 
 /// How dense and sparse scores are combined.

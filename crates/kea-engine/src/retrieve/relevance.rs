@@ -46,7 +46,76 @@ pub struct Relevance {
     /// Query terms absent from the top passages, with how many chunks of
     /// the collection contain each.
     pub missing: Vec<(String, usize)>,
+    /// Why, as data (the app says it in the user's language)…
+    pub reasons: Vec<Reason>,
+    /// …and in English, with the outcome.
     pub reason: String,
+}
+
+/// One reason for a relevance decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    NothingFound,
+    /// The IDF-weighted share of the question's terms the top passages hold.
+    Coverage {
+        share: f32,
+    },
+    /// Question terms no document has.
+    NotInAnyDocument {
+        terms: Vec<String>,
+    },
+    /// The question asks for this kind of answer and the passages hold none.
+    AnswerTypeMissing {
+        asked: AnswerType,
+    },
+    Similarity {
+        value: f32,
+    },
+    Calibrated {
+        probability: f32,
+        refuse_below: f32,
+        answer_at: f32,
+    },
+    Rerank {
+        probability: f32,
+        threshold: f32,
+    },
+    /// No question word in the passages, and an embedder that does not read its language.
+    NoSharedWords,
+    /// A model that writes answers judged the passages (see `chat::answer`).
+    ModelFoundNoAnswer,
+    ModelAnswered,
+}
+
+impl Reason {
+    fn english(&self) -> String {
+        match self {
+            Reason::NothingFound => "nothing was found".into(),
+            Reason::Coverage { share } => format!("the best passages cover {:.0}% of the question's terms", share * 100.0),
+            Reason::NotInAnyDocument { terms } => format!("no document has “{}”", terms.join("”, “")),
+            Reason::AnswerTypeMissing { asked } => format!("the question asks for a {} and they give none", format!("{asked:?}").to_lowercase()),
+            Reason::Similarity { value } => format!("similarity {value:.2}"),
+            Reason::Calibrated { probability, refuse_below, answer_at } => {
+                format!("calibrated probability {probability:.2} (answered from {answer_at:.2}, refused below {refuse_below:.2})")
+            }
+            Reason::Rerank { probability, threshold } => format!("rerank probability {probability:.2} (threshold {threshold:.2})"),
+            Reason::NoSharedWords => "none of the question's words is in the passages found, and the embedder does not read its language".into(),
+            Reason::ModelFoundNoAnswer => "the language model found no answer in the passages".into(),
+            Reason::ModelAnswered => "the language model answered from the passages, and its sentences hold".into(),
+        }
+    }
+}
+
+impl Relevance {
+    /// Sets the outcome and why (both as data and in English).
+    pub(crate) fn decide(&mut self, outcome: Outcome, reasons: Vec<Reason>) {
+        self.outcome = outcome;
+        self.relevant = outcome != Outcome::Refused;
+        let words: Vec<String> = reasons.iter().map(Reason::english).collect();
+        self.reason = format!("{} → {}", words.join("; "), format!("{outcome:?}").to_lowercase());
+        self.reasons = reasons;
+    }
 }
 
 /// IDF-weighted coverage of `terms` by `found`; `counts` are the terms'
@@ -124,10 +193,11 @@ impl Retriever<'_> {
             best_dense,
             best_rerank,
             missing: Vec::new(),
+            reasons: Vec::new(),
             reason: String::new(),
         };
         if hits.is_empty() {
-            judged.reason = "nothing was found".into();
+            judged.decide(Outcome::Refused, vec![Reason::NothingFound]);
             return Ok(judged);
         }
         let terms = search_terms(query, |t| self.passages().token_chunk_counts(t).map(|(c, _)| c))?;
@@ -142,19 +212,18 @@ impl Retriever<'_> {
         judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, query_language(query) == "zh");
         if let Some(p) = best_rerank {
             judged.probability = p;
-            judged.outcome = if p >= config.min_score { Outcome::Answered } else { Outcome::Refused };
-            judged.reason = format!("rerank probability {p:.2} (threshold {:.2})", config.min_score);
+            let outcome = if p >= config.min_score { Outcome::Answered } else { Outcome::Refused };
+            judged.decide(outcome, vec![Reason::Rerank { probability: p, threshold: config.min_score }]);
         } else {
             let calibration = self.calibration();
             judged.probability = calibration.probability(&judged.signals);
-            judged.outcome = calibration.outcome(judged.probability);
-            judged.reason = explain(&judged, dense, asked.filter(|_| type_missing), (calibration.refuse_below, calibration.answer_at));
             if lexical.as_ref().is_some_and(|l| l.coverage <= 0.0) && dense.is_none() {
-                judged.outcome = Outcome::Refused;
-                judged.reason = "none of the question's words is in the passages found, and the embedder does not read its language".into();
+                judged.decide(Outcome::Refused, vec![Reason::NoSharedWords]);
+                return Ok(judged);
             }
+            let reasons = reasons(&judged, dense, asked.filter(|_| type_missing), (calibration.refuse_below, calibration.answer_at));
+            judged.decide(calibration.outcome(judged.probability), reasons);
         }
-        judged.relevant = judged.outcome != Outcome::Refused;
         Ok(judged)
     }
 }
@@ -190,25 +259,18 @@ fn signals(lexical: Option<&Lexical>, best_dense: Option<f32>, agreement: f32, t
     ]
 }
 
-/// The decision in words: what the passages cover and what the model concluded.
-fn explain(judged: &Relevance, dense: Option<f32>, missing_type: Option<AnswerType>, (refuse_below, answer_at): (f32, f32)) -> String {
-    let mut parts = vec![format!("the best passages cover {:.0}% of the question's terms", judged.coverage * 100.0)];
-    let unknown: Vec<&str> = judged.missing.iter().filter(|(_, c)| *c == 0).map(|(t, _)| t.as_str()).take(3).collect();
+/// The reasons for a calibrated decision: what the passages cover and
+/// lack, the similarity, and the probability.
+fn reasons(judged: &Relevance, dense: Option<f32>, missing_type: Option<AnswerType>, (refuse_below, answer_at): (f32, f32)) -> Vec<Reason> {
+    let mut reasons = vec![Reason::Coverage { share: judged.coverage }];
+    let unknown: Vec<String> = judged.missing.iter().filter(|(_, c)| *c == 0).map(|(t, _)| t.clone()).take(3).collect();
     if !unknown.is_empty() {
-        parts.push(format!("no document has “{}”", unknown.join("”, “")));
+        reasons.push(Reason::NotInAnyDocument { terms: unknown });
     }
-    if let Some(t) = missing_type {
-        parts.push(format!("the question asks for a {} and they give none", format!("{t:?}").to_lowercase()));
-    }
-    if let Some(d) = dense {
-        parts.push(format!("similarity {d:.2}"));
-    }
-    let outcome = match judged.outcome {
-        Outcome::Answered => format!("answered (≥ {answer_at:.2})"),
-        Outcome::Unsure => format!("unsure ({refuse_below:.2}–{answer_at:.2})"),
-        Outcome::Refused => format!("refused (< {refuse_below:.2})"),
-    };
-    format!("{}; calibrated probability {:.2} → {outcome}", parts.join("; "), judged.probability)
+    reasons.extend(missing_type.map(|asked| Reason::AnswerTypeMissing { asked }));
+    reasons.extend(dense.map(|value| Reason::Similarity { value }));
+    reasons.push(Reason::Calibrated { probability: judged.probability, refuse_below, answer_at });
+    reasons
 }
 
 #[cfg(test)]
