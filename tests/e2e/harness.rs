@@ -78,6 +78,8 @@ impl App {
         let (port, native_port) = (free_port(), free_port());
         let mut command = Command::new(tauri_driver());
         command.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()]);
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        command.env("KEA_MODELS_DIR", std::env::join_paths([repo.join("models"), repo.join("tests/fixture-models")]).unwrap());
         command.env("KEA_IMAGE_MODEL", "fixture-clip-vision").env_remove("KEA_LLM_BASE_URL").env_remove("KEA_GGUF");
         match llm_url {
             Some(url) => command.env("KEA_LLM_BASE_URL", url).env("KEA_LLM_MODEL", "scripted"),

@@ -18,7 +18,7 @@ const WAIT: Duration = Duration::from_secs(120);
 
 /// The fixture CLIP towers under the catalog's repository paths.
 fn clip_files() -> HashMap<String, Vec<u8>> {
-    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture-models");
     let read = |dir: &str, file: &str| std::fs::read(models.join(dir).join(file)).unwrap();
     let mut files = HashMap::new();
     for file in ["model.onnx", "preprocessor_config.json"] {

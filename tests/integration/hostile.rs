@@ -269,7 +269,7 @@ fn without_read_override(sandbox: &Sandbox, args: &[&str]) -> std::process::Outp
     } else {
         kea
     };
-    cmd.env("KEA_MODELS_DIR", repo_root().join("models")).output().unwrap()
+    cmd.env("KEA_MODELS_DIR", super::util::models_dirs()).output().unwrap()
 }
 
 /// Regression (issue 24): a folder the walker could not read was taken for

@@ -21,7 +21,7 @@ const FILES: [(&str, &str); 5] = [
 
 /// The fixture reranker's files under the catalog's repository paths.
 fn reranker_files() -> HashMap<String, Vec<u8>> {
-    let dir = repo_root().join("models/fixture-reranker");
+    let dir = super::util::fixture_models().join("fixture-reranker");
     FILES.iter().map(|(path, local)| (format!("{REPO}/{path}"), std::fs::read(dir.join(local)).unwrap())).collect()
 }
 
@@ -128,4 +128,22 @@ fn model_ids_that_are_paths_are_refused_by_every_models_command() {
     }
     assert_eq!(std::fs::read_to_string(victim.join("keep.txt")).unwrap(), "user data");
     assert!(!sandbox.data.join("models").join("victim").exists());
+}
+
+/// `make fixtures` writes its generated models to their own folder: the
+/// models folder the app and the CLI use lists none of them.
+#[test]
+fn test_fixtures_never_show_in_the_users_model_list() {
+    let fixtures = super::util::fixture_models();
+    for id in ["fixture-reranker", "fixture-clip-vision", "fixture-clip-text"] {
+        assert!(fixtures.join(id).join("kea-model.json").is_file(), "{id} is generated into {}", fixtures.display());
+        assert!(!repo_root().join("models").join(id).exists(), "{id} must not be written to the app's models folder");
+    }
+    let sandbox = Sandbox::with_samples();
+    let out = sandbox.command(&["models", "list", "--json"]).env("KEA_MODELS_DIR", repo_root().join("models")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let installed: Vec<&str> = rows.as_array().unwrap().iter().filter(|r| r["installed"] == true).map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(installed.contains(&"all-minilm-l6-v2"), "the bundled embedder is listed: {installed:?}");
+    assert!(!installed.iter().any(|id| id.starts_with("fixture-")), "{installed:?}");
 }

@@ -26,7 +26,7 @@ fn the_default_configuration_opens_no_outbound_connection() {
         full.extend_from_slice(args);
         let out = std::process::Command::new("strace")
             .args(&full)
-            .env("KEA_MODELS_DIR", super::util::repo_root().join("models"))
+            .env("KEA_MODELS_DIR", super::util::models_dirs())
             .env_remove("KEA_LLM_BASE_URL")
             .output()
             .expect("strace is installed by `make test` (scripts/install-system-deps.sh --test)");

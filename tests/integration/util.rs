@@ -11,6 +11,16 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
+/// The generated test models (`make fixtures`), kept apart from `models/`.
+pub fn fixture_models() -> PathBuf {
+    repo_root().join("tests/fixture-models")
+}
+
+/// `KEA_MODELS_DIR` for tests: the bundled models, then the fixtures.
+pub fn models_dirs() -> std::ffi::OsString {
+    std::env::join_paths([repo_root().join("models"), fixture_models()]).unwrap()
+}
+
 /// A temporary knowledge folder and data dir.
 pub struct Sandbox {
     _dir: tempfile::TempDir,
@@ -39,11 +49,11 @@ impl Sandbox {
         self.knowledge.join(rel)
     }
 
-    /// `kea --knowledge … --data-dir … ARGS`.
+    /// `kea --knowledge … --data-dir … ARGS`, with the bundled and the fixture models.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kea"));
         cmd.arg("--knowledge").arg(&self.knowledge).arg("--data-dir").arg(&self.data).args(args);
-        cmd.env("KEA_MODELS_DIR", repo_root().join("models"));
+        cmd.env("KEA_MODELS_DIR", models_dirs());
         cmd
     }
 

@@ -186,12 +186,9 @@ impl Settings {
     }
 
     /// Where downloaded and imported models go: the settings' models folder,
-    /// else `$KEA_MODELS_DIR`, else `models/` in the data folder.
+    /// else the first folder of `$KEA_MODELS_DIR`, else `models/` in the data folder.
     pub fn install_dir(&self, data_dir: &Path) -> PathBuf {
-        self.models_dir
-            .clone()
-            .or_else(|| std::env::var_os("KEA_MODELS_DIR").filter(|d| !d.is_empty()).map(PathBuf::from))
-            .unwrap_or_else(|| data_dir.join("models"))
+        self.models_dir.clone().or_else(|| crate::model::env_models_dirs().into_iter().next()).unwrap_or_else(|| data_dir.join("models"))
     }
 
     /// The model manager for `config`'s folders.

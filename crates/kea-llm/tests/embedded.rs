@@ -12,7 +12,9 @@ use kea_llm::select::{find_gguf, GgufModel, LlmSettings};
 use kea_llm::{Finish, Message, Provider, Request, Role};
 
 fn models_dir() -> PathBuf {
-    std::env::var_os("KEA_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"))
+    std::env::var_os("KEA_MODELS_DIR")
+        .and_then(|list| std::env::split_paths(&list).next())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"))
 }
 
 fn gguf(id: &str) -> GgufModel {

@@ -31,7 +31,9 @@ fn free_port() -> u16 {
 
 fn start_llama_server() -> Server {
     let binary = std::env::var_os("KEA_LLAMA_SERVER").map(PathBuf::from).expect("set KEA_LLAMA_SERVER (make test builds it)");
-    let models = std::env::var_os("KEA_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+    let models = std::env::var_os("KEA_MODELS_DIR")
+        .and_then(|list| std::env::split_paths(&list).next())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
     let port = free_port();
     let child = Command::new(&binary)
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "2048", "-t", "1", "-np", "1"])

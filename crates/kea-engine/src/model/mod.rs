@@ -106,6 +106,11 @@ impl LocalModel {
     }
 }
 
+/// The folders `$KEA_MODELS_DIR` lists (separated like `PATH`), in order.
+pub fn env_models_dirs() -> Vec<PathBuf> {
+    std::env::var_os("KEA_MODELS_DIR").map(|list| std::env::split_paths(&list).filter(|d| !d.as_os_str().is_empty()).collect()).unwrap_or_default()
+}
+
 /// Where models (and the ONNX Runtime library) are looked for, in order.
 #[derive(Debug, Clone, Default)]
 pub struct ModelPaths {
@@ -113,14 +118,13 @@ pub struct ModelPaths {
 }
 
 impl ModelPaths {
-    /// The default search order: `$KEA_MODELS_DIR`; `./models`; `models/`
-    /// next to the executable or in the nearest folder above it that has one
-    /// (a dev checkout's `target/…`); `models/` in the data dir.
+    /// The default search order: the folders of `$KEA_MODELS_DIR` (a list,
+    /// like `PATH`); `./models`; `models/` next to the executable or in the
+    /// nearest folder above it that has one (a dev checkout's `target/…`);
+    /// `models/` in the data dir.
     pub fn discover(data_dir: &Path) -> ModelPaths {
-        let mut dirs = Vec::new();
-        if let Some(dir) = std::env::var_os("KEA_MODELS_DIR").filter(|d| !d.is_empty()) {
-            dirs.push(PathBuf::from(dir));
-        }
+        let mut dirs = env_models_dirs();
+
         if let Ok(cwd) = std::env::current_dir() {
             let candidate = cwd.join("models");
             if candidate.is_dir() && !dirs.contains(&candidate) {
