@@ -37,6 +37,8 @@ mod ocr;
 mod remote_embed;
 #[path = "integration/retrieval.rs"]
 mod retrieval;
+#[path = "integration/setup.rs"]
+mod setup;
 #[path = "integration/team.rs"]
 mod team;
 #[path = "integration/watch.rs"]

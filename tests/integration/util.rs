@@ -153,14 +153,25 @@ impl LlamaServer {
             .unwrap();
         let server = LlamaServer { child, base_url: format!("http://127.0.0.1:{port}/v1") };
         for _ in 0..300 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                std::thread::sleep(std::time::Duration::from_millis(500));
+            if health_ok(port) {
                 return server;
             }
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         panic!("llama-server did not start");
     }
+}
+
+/// Whether llama-server on `port` says it is ready (`GET /health` → 200: model loaded).
+fn health_ok(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+    if stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
 }
 
 impl Drop for LlamaServer {

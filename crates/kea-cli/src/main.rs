@@ -8,6 +8,7 @@ mod keys;
 mod models;
 mod progress;
 mod search;
+mod setup;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -208,6 +209,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// First run: propose models for the folder's languages and this machine
+    /// (--plan prints it, --yes installs and uses them).
+    Setup(setup::SetupArgs),
     /// The model manager: list, install, import, remove, use.
     Models {
         #[command(subcommand)]
@@ -377,6 +381,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
+        Command::Setup(args) => setup::run(args, config()),
         Command::Models { which } => models::run(which, config(), cli.models_dir.clone()),
         Command::Keys { which } => keys::run(which, &config().data_dir),
         Command::Bench { which } => {

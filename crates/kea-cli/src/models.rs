@@ -132,7 +132,7 @@ pub fn install(manager: &kea_engine::model::manager::ModelManager, id: &str) -> 
 
 /// Switches the index to another embedder: shows the cost, and re-embeds
 /// only with `--reembed`.
-fn use_embedder(mut config: EngineConfig, settings: &mut Settings, settings_path: &std::path::Path, id: &str, reembed: bool) -> anyhow::Result<ExitCode> {
+fn use_embedder(config: EngineConfig, settings: &mut Settings, settings_path: &std::path::Path, id: &str, reembed: bool) -> anyhow::Result<ExitCode> {
     let indexed = Engine::indexed_model(&config.data_dir)?;
     if indexed.as_deref() != Some(id) {
         let cost = Engine::open(config.clone())?.reembed_cost()?;
@@ -147,6 +147,11 @@ fn use_embedder(mut config: EngineConfig, settings: &mut Settings, settings_path
             return Ok(ExitCode::from(2));
         }
     }
+    switch_embedder(config, settings, settings_path, id)
+}
+
+/// Re-embeds the index with `id` and makes it the embedder.
+pub fn switch_embedder(mut config: EngineConfig, settings: &mut Settings, settings_path: &std::path::Path, id: &str) -> anyhow::Result<ExitCode> {
     config.use_model(id);
     config.reembed = true;
     let engine = Engine::open(config)?;

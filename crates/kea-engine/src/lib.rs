@@ -28,6 +28,7 @@ pub mod scan;
 pub mod secrets;
 pub mod segment;
 pub mod settings;
+pub mod setup;
 pub mod store;
 pub mod team;
 pub mod vectors;

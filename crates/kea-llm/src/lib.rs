@@ -4,6 +4,7 @@
 //! file in-process (feature `llama`), and none. It knows nothing of
 //! documents or retrieval; the engine builds prompts and parses answers.
 
+pub mod discover;
 pub mod json;
 #[cfg(feature = "llama")]
 pub mod llama;

@@ -1,0 +1,122 @@
+//! `kea setup`: the first-run plan on the command line. It samples the
+//! knowledge folder's languages, reads the machine, looks for model servers
+//! on this machine and proposes one set of models (see the engine's
+//! `setup` module); `--plan` prints it without changing anything, `--yes`
+//! installs what is missing, makes the set active and re-embeds.
+
+use std::process::ExitCode;
+
+use kea_engine::model::catalog::Role;
+use kea_engine::reader::{ReaderProcess, DEFAULT_MEMORY_MB};
+use kea_engine::settings::Settings;
+use kea_engine::setup::{self, Plan, Proposal};
+use kea_engine::EngineConfig;
+
+#[derive(clap::Args)]
+pub struct SetupArgs {
+    /// Print the plan and change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    plan: bool,
+    /// Apply the plan: install what is missing, use the proposed models, re-embed.
+    #[arg(long)]
+    yes: bool,
+    /// Propose an image model even when the folder has no pictures.
+    #[arg(long)]
+    photos: bool,
+    /// Another OpenAI-compatible server to look at (base URL ending in /v1; repeatable).
+    #[arg(long = "server", value_name = "URL")]
+    servers: Vec<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &SetupArgs, config: EngineConfig) -> anyhow::Result<ExitCode> {
+    let settings_path = config.data_dir.join(Settings::FILE_NAME);
+    let mut settings = Settings::load(&settings_path)?;
+    let manager = settings.model_manager(&config);
+    let mut extra = args.servers.clone();
+    extra.extend(settings.llm.base_url.clone().filter(|u| u.starts_with("http://127.0.0.1") || u.starts_with("http://localhost")));
+    extra.extend(std::env::var("KEA_LLM_BASE_URL").ok().filter(|u| !u.is_empty()));
+    let servers = kea_llm::discover::local_servers(&extra);
+    let installed = |id: &str| manager.installed_dir(id).is_some();
+    let context = setup::Context { servers: &servers, installed: &installed, photos: args.photos };
+    let reader = ReaderProcess::this_executable(DEFAULT_MEMORY_MB);
+    let plan = setup::plan(&config.knowledge_dir, &manager.install_dir, reader.as_ref(), &context)?;
+    if args.json && !args.yes {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+    } else {
+        print_plan(&plan);
+    }
+    if !args.yes {
+        if !args.plan && !args.json {
+            eprintln!("\nRun `kea setup --yes` to install and use these models.");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    apply(&plan, config, &mut settings, &settings_path, &manager)
+}
+
+fn print_plan(plan: &Plan) {
+    let languages: Vec<String> = plan.languages.iter().map(|(l, s)| format!("{l} {:.0}%", s * 100.0)).collect();
+    println!(
+        "folder: {} documents, {} pictures; languages: {}",
+        plan.documents,
+        plan.images,
+        if languages.is_empty() { "none yet".into() } else { languages.join(", ") }
+    );
+    let m = &plan.machine;
+    println!("machine: {:.1} GiB memory, {} cores{}", m.ram_bytes as f64 / (1u64 << 30) as f64, m.cores, if m.avx2 { ", AVX2" } else { "" });
+    for s in &plan.servers {
+        println!("server: {} at {} ({} models)", s.kind, s.base_url, s.models.len());
+    }
+    for p in &plan.proposal {
+        let size = if p.installed { "installed".to_string() } else { format!("{:.0} MB to download", p.bytes as f64 / 1e6) };
+        let reembed = p.reembed_seconds.map(|s| format!(", ~{} to embed the folder", duration(s))).unwrap_or_default();
+        println!("{:<9} {} ({size}{reembed})\n          {}", p.role.as_str(), p.id, p.reason);
+    }
+}
+
+fn duration(seconds: u64) -> String {
+    match seconds {
+        s if s < 90 => format!("{s} s"),
+        s => format!("{} min", s.div_ceil(60)),
+    }
+}
+
+/// Installs the missing models, makes the proposal active and re-embeds when the embedder changes.
+fn apply(
+    plan: &Plan,
+    config: EngineConfig,
+    settings: &mut Settings,
+    settings_path: &std::path::Path,
+    manager: &kea_engine::model::manager::ModelManager,
+) -> anyhow::Result<ExitCode> {
+    for p in plan.proposal.iter().filter(|p| !p.installed && p.base_url.is_none()) {
+        eprintln!("installing {} …", p.id);
+        crate::models::install(manager, &p.id)?;
+    }
+    let mut embedder = None;
+    for p in &plan.proposal {
+        match (p.role, &p.base_url) {
+            (Role::Embedder, _) => embedder = Some(p),
+            (_, Some(url)) => use_server(settings, url, &p.id),
+            (role, None) => settings.choose(role, Some(p.id.clone())),
+        }
+    }
+    settings.save(settings_path)?;
+    match embedder {
+        Some(Proposal { id, .. }) => crate::models::switch_embedder(config, settings, settings_path, id),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The language model on a running server becomes the chosen one.
+fn use_server(settings: &mut Settings, base_url: &str, model: &str) {
+    let previous = settings.llm.clone();
+    settings.llm.provider = kea_llm::ProviderPreference::Openai;
+    settings.llm.base_url = Some(base_url.to_string());
+    settings.llm.model = Some(model.to_string());
+    settings.llm.api_key = None;
+    // A key entered for another server is never sent to this one.
+    settings.llm.carry_key_from(&previous);
+}

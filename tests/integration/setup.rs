@@ -1,0 +1,62 @@
+//! `kea setup --plan --json`: the first-run plan proposes models for the
+//! languages the folder is written in, and a model server running on this
+//! machine instead of a download.
+
+use serde_json::Value;
+
+use super::util::{LlamaServer, Sandbox};
+
+fn plan(sandbox: &Sandbox, extra: &[&str]) -> Value {
+    let mut args = vec!["setup", "--plan", "--json"];
+    args.extend_from_slice(extra);
+    sandbox.json(&args)
+}
+
+fn proposed<'a>(plan: &'a Value, role: &str) -> Option<&'a Value> {
+    plan["proposal"].as_array().unwrap().iter().find(|p| p["role"] == role)
+}
+
+#[test]
+fn a_chinese_and_english_folder_gets_an_embedder_that_reads_both() {
+    let sandbox = Sandbox::with_samples();
+    let plan = plan(&sandbox, &[]);
+    let share = |l: &str| plan["languages"][l].as_f64().unwrap_or(0.0);
+    assert!(share("zh") > 0.3 && share("en") > 0.3, "the samples are about half Chinese: {}", plan["languages"]);
+    let embedder = proposed(&plan, "embedder").unwrap();
+    let languages = embedder["languages"].to_string();
+    assert!(languages.contains("multilingual") || (languages.contains("zh") && languages.contains("en")), "{embedder}");
+    assert!(embedder["reason"].as_str().unwrap().contains("Chinese"), "{embedder}");
+    assert!(embedder["reembed_seconds"].as_u64().unwrap() > 0, "the cost of re-embedding is shown: {embedder}");
+    assert!(plan["machine"]["ram_bytes"].as_u64().unwrap() > 0 && plan["machine"]["cores"].as_u64().unwrap() > 0);
+    let settings = sandbox.data.join("settings.json");
+    assert!(!settings.exists() || !std::fs::read_to_string(&settings).unwrap().contains("multilingual"), "--plan changes nothing");
+}
+
+#[test]
+fn an_english_folder_keeps_the_bundled_english_embedder() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.path("notes.md"),
+        "# Kitchen\n\nThe oven needs ten minutes to heat up before baking bread.\n\nClean the filter of the extractor hood every month.\n",
+    )
+    .unwrap();
+    std::fs::write(sandbox.path("garden.txt"), "Water the tomatoes in the evening, never in the midday sun, and mulch the beds in May.\n").unwrap();
+    let plan = plan(&sandbox, &[]);
+    assert_eq!(plan["languages"].as_object().unwrap().keys().collect::<Vec<_>>(), ["en"], "{}", plan["languages"]);
+    let embedder = proposed(&plan, "embedder").unwrap();
+    assert_eq!(embedder["id"], "all-minilm-l6-v2");
+    assert_eq!((embedder["installed"].as_bool(), embedder["bytes"].as_u64()), (Some(true), Some(0)), "nothing to download: {embedder}");
+}
+
+#[test]
+fn a_model_server_running_here_is_proposed_as_the_language_model() {
+    let sandbox = Sandbox::with_samples();
+    let server = LlamaServer::start();
+    let plan = plan(&sandbox, &["--server", &server.base_url]);
+    let llm = proposed(&plan, "llm").expect("a language model is proposed");
+    assert_eq!(llm["base_url"], server.base_url.as_str(), "{llm}");
+    assert!(llm["id"].as_str().unwrap().contains("smollm2"), "the model the server lists: {llm}");
+    assert_eq!(llm["bytes"], 0);
+    let listed = plan["servers"].as_array().unwrap();
+    assert!(listed.iter().any(|s| s["base_url"] == server.base_url.as_str()), "{listed:?}");
+}
