@@ -268,6 +268,7 @@ pub enum ReasonDto {
         threshold: f32,
     },
     NoSharedWords,
+    OtherLanguage,
     ModelFoundNoAnswer,
     ModelAnswered,
 }
@@ -285,6 +286,7 @@ impl From<&Reason> for ReasonDto {
             }
             Reason::Rerank { probability, threshold } => ReasonDto::Rerank { probability: *probability, threshold: *threshold },
             Reason::NoSharedWords => ReasonDto::NoSharedWords,
+            Reason::OtherLanguage => ReasonDto::OtherLanguage,
             Reason::ModelFoundNoAnswer => ReasonDto::ModelFoundNoAnswer,
             Reason::ModelAnswered => ReasonDto::ModelAnswered,
         }

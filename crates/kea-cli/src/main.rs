@@ -158,6 +158,11 @@ enum Command {
         /// With --calibrate: how many folds.
         #[arg(long, default_value_t = 5, requires = "calibrate")]
         folds: usize,
+        /// With --calibrate: fit only the questions none of whose passages is in their
+        /// language (index a folder written in another one), as the
+        /// cross-lingual part of this embedder's decision.
+        #[arg(long, requires = "calibrate")]
+        cross_lingual: bool,
         /// With --calibrate: write the calibration here instead of the data folder.
         #[arg(long, value_name = "FILE", requires = "calibrate")]
         out: Option<PathBuf>,
@@ -364,8 +369,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             search::run(config(), query, &retrieval, *trace, *json)
         }
-        Command::Eval { golden, calibrate: true, lexical, folds, out, json, .. } => {
-            search::calibrate(config(), golden, &settings.retrieval, (*lexical, *folds), out.as_deref(), *json)
+        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, json, .. } => {
+            search::calibrate(config(), golden, &settings.retrieval, (*lexical, *folds, *cross_lingual), out.as_deref(), *json)
         }
         Command::Eval { golden, configs, split, json, .. } => {
             let configs = if configs.is_empty() {

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kea_engine::eval::{evaluate, load_golden, EvalResult, Metrics};
-use kea_engine::retrieve::calibration::OutcomeRates;
+use kea_engine::eval::{evaluate, load_golden, EvalResult, FitScope, Metrics};
+use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
 pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
@@ -76,7 +76,7 @@ pub fn calibrate(
     config: EngineConfig,
     golden: &[PathBuf],
     retrieval: &RetrievalConfig,
-    (lexical, folds): (bool, usize),
+    (lexical, folds, cross_lingual): (bool, usize, bool),
     out: Option<&std::path::Path>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -84,12 +84,19 @@ pub fn calibrate(
     let engine = crate::open_engine(config)?;
     let items = load_all(golden)?;
     let model = if lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
-    let mut fitted = kea_engine::eval::calibrate(&engine, &items, retrieval, &model, folds)?;
+    let scope = if cross_lingual { FitScope::CrossLingual } else { FitScope::All };
+    let mut fitted = kea_engine::eval::calibrate(&engine, &items, retrieval, &model, folds, scope)?;
     fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
     let written = match out {
         Some(path) => {
             std::fs::write(path, serde_json::to_vec_pretty(&fitted)?)?;
             path.to_path_buf()
+        }
+        None if cross_lingual => {
+            // The cross-lingual part joins the decision in use for this embedder.
+            let mut whole = Calibration::for_model(&data_dir, &model);
+            whole.cross_lingual = Some(Box::new(fitted.clone()));
+            whole.save(&data_dir)?
         }
         None => fitted.save(&data_dir)?,
     };
@@ -104,7 +111,11 @@ pub fn calibrate(
             a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused
         );
     };
-    let kind = if model.is_empty() { "any embedder (lexical)".to_string() } else { model };
+    let kind = match (model.is_empty(), cross_lingual) {
+        (true, _) => "any embedder (lexical)".to_string(),
+        (false, true) => format!("{model}, questions whose passages are in another language"),
+        (false, false) => model,
+    };
     println!("calibrated for {kind}: answered at ≥ {:.3}, refused below {:.3}", fitted.answer_at, fitted.refuse_below);
     line(&format!("out of fold ({} folds)", report.folds), &report.out_of_fold);
     match &report.test {

@@ -272,22 +272,38 @@ pub fn calibration_features(with_dense: bool) -> Vec<String> {
     all.iter().filter(|f| with_dense || **f != "dense").map(|f| f.to_string()).collect()
 }
 
+/// Which questions a fit is made on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitScope {
+    /// Every question (the main decision).
+    All,
+    /// Only questions none of whose passages is in their language (see
+    /// `Calibration::cross_lingual`): fit it on an index whose folder lacks
+    /// the questions' language for the topics they ask about.
+    CrossLingual,
+}
+
 /// Fits the relevance decision on the golden questions not marked `test`
 /// (`folds`-fold cross-validation, folds drawn from a hash of each question)
 /// and reports it on the `test` ones. `model` is the embedder it applies
 /// to (empty: any, without the dense signal).
-pub fn calibrate(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, model: &str, folds: usize) -> Result<Calibration> {
+pub fn calibrate(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, model: &str, folds: usize, scope: FitScope) -> Result<Calibration> {
     let config = RetrievalConfig { rerank: false, ..config.clone() };
+    let in_scope = |sample: &Sample| scope == FitScope::All || sample.signals.iter().any(|(n, v)| n == calibration::CROSS_LINGUAL && *v > 0.5);
     let (test, train): (Vec<&GoldenItem>, Vec<&GoldenItem>) = items.iter().partition(|i| i.is_test());
-    let fold_keys: Vec<usize> = train.iter().map(|i| blake3::hash(i.query.as_bytes()).as_bytes()[0] as usize % folds.max(1)).collect();
+    let (train_samples, fold_keys): (Vec<Sample>, Vec<usize>) = samples(engine, &train, &config)?
+        .into_iter()
+        .zip(&train)
+        .filter(|(s, _)| in_scope(s))
+        .map(|(s, i)| (s, blake3::hash(i.query.as_bytes()).as_bytes()[0] as usize % folds.max(1)))
+        .unzip();
     let targets = Targets { keep_unanswerable: 0.92 };
-    let mut fitted = calibration::fit(&samples(engine, &train, &config)?, &calibration_features(!model.is_empty()), model, folds, &|i| fold_keys[i], &targets)?;
-    if !test.is_empty() {
-        let outcomes = |a: bool, samples: &[Sample]| -> Vec<Outcome> {
-            samples.iter().filter(|s| s.answerable == a).map(|s| fitted.outcome(fitted.probability(&s.signals))).collect()
-        };
-        let held_out = samples(engine, &test, &config)?;
-        fitted.fitted.test = Some((OutcomeRates::of(&outcomes(true, &held_out)), OutcomeRates::of(&outcomes(false, &held_out))));
+    let mut fitted = calibration::fit(&train_samples, &calibration_features(!model.is_empty()), model, folds, &|i| fold_keys[i], &targets)?;
+    let held_out: Vec<Sample> = samples(engine, &test, &config)?.into_iter().filter(in_scope).collect();
+    if !held_out.is_empty() {
+        let outcomes =
+            |a: bool| -> Vec<Outcome> { held_out.iter().filter(|s| s.answerable == a).map(|s| fitted.outcome(fitted.probability(&s.signals))).collect() };
+        fitted.fitted.test = Some((OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))));
     }
     Ok(fitted)
 }

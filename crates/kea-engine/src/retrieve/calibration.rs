@@ -73,10 +73,18 @@ pub struct Calibration {
     /// ...and below which it is refused (between: unsure).
     pub refuse_below: f32,
     pub fitted: FitReport,
+    /// The decision for a question none of whose passages is in its own
+    /// language (signal `cross_lingual`: a folder written in another one),
+    /// fitted on such questions alone: word matches mean something else there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_lingual: Option<Box<Calibration>>,
 }
 
 /// The named signal values of one question.
 pub type Signals = Vec<(String, f32)>;
+
+/// The signal that is 1 when no passage found is in the question's language.
+pub const CROSS_LINGUAL: &str = "cross_lingual";
 
 const FILE: &str = "relevance-calibration.json";
 const SHIPPED: &[(&str, &str)] = &[
@@ -135,7 +143,17 @@ impl Calibration {
 
     fn is_valid(&self) -> bool {
         let n = self.features.len();
-        n > 0 && [self.mean.len(), self.scale.len(), self.weights.len()].iter().all(|&l| l == n) && self.refuse_below <= self.answer_at
+        n > 0
+            && [self.mean.len(), self.scale.len(), self.weights.len()].iter().all(|&l| l == n)
+            && self.refuse_below <= self.answer_at
+            && self.cross_lingual.as_ref().is_none_or(|c| c.is_valid())
+    }
+
+    /// The decision for `signals`: the cross-lingual one when the question's
+    /// passages are all in another language and there is one.
+    pub fn for_signals(&self, signals: &Signals) -> &Calibration {
+        let cross = signals.iter().any(|(n, v)| n == CROSS_LINGUAL && *v > 0.5);
+        self.cross_lingual.as_deref().filter(|_| cross).unwrap_or(self)
     }
 }
 
@@ -233,6 +251,7 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
             answer_at: 0.5,
             refuse_below: 0.5,
             fitted: FitReport::default(),
+            cross_lingual: None,
         };
         for (i, s) in samples.iter().enumerate().filter(|(i, _)| fold_of(*i) == fold) {
             out_of_fold[i] = model.probability(&s.signals);
@@ -244,8 +263,18 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
     let all: Vec<&Sample> = samples.iter().collect();
     let labels: Vec<bool> = all.iter().map(|s| s.answerable).collect();
     let (mean, scale, weights, bias) = fit_weights(&matrix(&all, features), &labels);
-    let mut calibration =
-        Calibration { model: model.into(), features: features.to_vec(), mean, scale, weights, bias, answer_at, refuse_below, fitted: FitReport::default() };
+    let mut calibration = Calibration {
+        model: model.into(),
+        features: features.to_vec(),
+        mean,
+        scale,
+        weights,
+        bias,
+        answer_at,
+        refuse_below,
+        fitted: FitReport::default(),
+        cross_lingual: None,
+    };
     let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
     calibration.fitted =
         FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), test: None };
@@ -300,5 +329,16 @@ mod tests {
         assert_eq!(Calibration::for_model(dir.path(), "all-minilm-l6-v2"), Calibration::shipped("all-minilm-l6-v2"));
         std::fs::write(Calibration::path(dir.path()), "{broken").unwrap();
         assert_eq!(Calibration::for_model(dir.path(), "mine"), Calibration::shipped(""), "a damaged file falls back");
+    }
+
+    #[test]
+    fn a_question_with_passages_only_in_another_language_gets_the_cross_lingual_fit() {
+        let shipped = Calibration::shipped("multilingual-e5-small");
+        let cross = shipped.cross_lingual.as_deref().expect("the multilingual embedder ships a cross-lingual fit");
+        let signals = |flag: f32| -> Signals { vec![("dense".into(), 0.82), (CROSS_LINGUAL.into(), flag)] };
+        assert_eq!(shipped.for_signals(&signals(1.0)), cross);
+        assert_eq!(shipped.for_signals(&signals(0.0)), &shipped);
+        let english_only = Calibration::shipped("all-minilm-l6-v2");
+        assert_eq!(english_only.for_signals(&signals(1.0)), &english_only, "no cross-lingual fit: the main one decides");
     }
 }

@@ -18,9 +18,9 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::answer_type::AnswerType;
-use super::calibration::{Outcome, Signals};
+use super::calibration::{Outcome, Signals, CROSS_LINGUAL};
 use super::context::sentences;
-use super::{query_language, Hit, RetrievalConfig, Retriever, Trace};
+use super::{query_language, text_language, Hit, RetrievalConfig, Retriever, Trace};
 use crate::error::Result;
 use crate::segment::{index_tokens, is_specific_chinese_noun, search_terms};
 use crate::store::ChunkRow;
@@ -83,6 +83,9 @@ pub enum Reason {
     },
     /// No question word in the passages, and an embedder that does not read its language.
     NoSharedWords,
+    /// The passages found are all in another language than the question
+    /// (decided by the cross-lingual fit when the embedder has one).
+    OtherLanguage,
     /// A model that writes answers judged the passages (see `chat::answer`).
     ModelFoundNoAnswer,
     ModelAnswered,
@@ -101,6 +104,7 @@ impl Reason {
             }
             Reason::Rerank { probability, threshold } => format!("rerank probability {probability:.2} (threshold {threshold:.2})"),
             Reason::NoSharedWords => "none of the question's words is in the passages found, and the embedder does not read its language".into(),
+            Reason::OtherLanguage => "the passages found are in another language than the question".into(),
             Reason::ModelFoundNoAnswer => "the language model found no answer in the passages".into(),
             Reason::ModelAnswered => "the language model answered from the passages, and its sentences hold".into(),
         }
@@ -209,19 +213,28 @@ impl Retriever<'_> {
         let type_missing = asked.is_some_and(|t| !hits.iter().take(TOP_PASSAGES).any(|h| t.found_in(&h.chunk.text)));
         // The similarity of an embedder that does not read the question's language says nothing.
         let dense = best_dense.filter(|_| self.model_reads(query_language(query)));
-        judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, query_language(query) == "zh");
+        let language = query_language(query);
+        // No passage found in the question's language (a folder written in
+        // another one): word matches say little, the cross-lingual fit decides.
+        let other_language = dense.is_some() && !hits.iter().any(|h| text_language(&h.chunk.text) == language);
+        judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, language == "zh");
+        judged.signals.push((CROSS_LINGUAL.into(), if other_language { 1.0 } else { 0.0 }));
         if let Some(p) = best_rerank {
             judged.probability = p;
             let outcome = if p >= config.min_score { Outcome::Answered } else { Outcome::Refused };
             judged.decide(outcome, vec![Reason::Rerank { probability: p, threshold: config.min_score }]);
         } else {
-            let calibration = self.calibration();
+            let shipped = self.calibration();
+            let calibration = shipped.for_signals(&judged.signals);
             judged.probability = calibration.probability(&judged.signals);
             if lexical.as_ref().is_some_and(|l| l.coverage <= 0.0) && dense.is_none() {
                 judged.decide(Outcome::Refused, vec![Reason::NoSharedWords]);
                 return Ok(judged);
             }
-            let reasons = reasons(&judged, dense, asked.filter(|_| type_missing), (calibration.refuse_below, calibration.answer_at));
+            let mut reasons = reasons(&judged, dense, asked.filter(|_| type_missing), (calibration.refuse_below, calibration.answer_at));
+            if other_language {
+                reasons.insert(0, Reason::OtherLanguage);
+            }
             judged.decide(calibration.outcome(judged.probability), reasons);
         }
         Ok(judged)
