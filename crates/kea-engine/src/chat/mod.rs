@@ -153,7 +153,7 @@ impl Engine {
     ) -> Result<Retrieval> {
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "retrieval" });
-        let mut queries = vec![route.search_query.clone()];
+        let mut queries = self.with_translated_names(vec![route.search_query.clone()])?;
         if options.enhance.query_expansion {
             queries.extend(enhance::expand_query(llm, question));
         }
