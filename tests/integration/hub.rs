@@ -3,7 +3,8 @@
 //! headers: small files answer HEAD with a git blob sha1 `ETag`; large ones
 //! (`.onnx`, `.gguf`) redirect to `/cdn/…` with `X-Linked-Etag` (sha256) and
 //! `X-Linked-Size`. GET honours `Range`. Faults on demand: a connection cut
-//! mid-file (once), content that does not match its checksum.
+//! mid-file (once), content that does not match its checksum, a body
+//! longer than announced. Any revision `main` or [`COMMIT`] resolves.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -22,7 +23,12 @@ pub enum Fault {
     WrongContent,
     /// The body trickles out (16 KiB every 100 ms), so progress can be seen.
     Slow,
+    /// GET sends more bytes than HEAD announced (its own length matching).
+    Overlong,
 }
+
+/// The commit every revision resolves to (`X-Repo-Commit`).
+pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
 #[derive(Default)]
 struct HubState {
@@ -54,6 +60,13 @@ impl LocalHub {
         LocalHub { endpoint, state }
     }
 
+    /// Serves other bytes for `key` (`repo/path`) from now on, announced as
+    /// such: upstream changed the file.
+    #[allow(dead_code)] // used by the integration binary only
+    pub fn replace(&self, key: &str, bytes: Vec<u8>) {
+        self.state.lock().unwrap().files.insert(key.to_string(), bytes);
+    }
+
     /// Every request seen so far.
     pub fn log(&self) -> Vec<String> {
         self.state.lock().unwrap().log.clone()
@@ -68,7 +81,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn git_blob_id(bytes: &[u8]) -> String {
+/// The sha256 of `bytes`, as the hub's `X-Linked-Etag` gives it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Git's blob id of `bytes`, as the hub's `ETag` gives it for small files.
+pub fn git_blob_id(bytes: &[u8]) -> String {
     let mut h = sha1::Sha1::new();
     h.update(format!("blob {}\0", bytes.len()).as_bytes());
     h.update(bytes);
@@ -97,9 +116,14 @@ fn serve(stream: TcpStream, state: &Mutex<HubState>) {
     let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
     let mut guard = state.lock().unwrap();
     guard.log.push(format!("{method} {target}{}", range_start.map(|r| format!(" range={r}")).unwrap_or_default()));
-    let key = match (target.strip_prefix("/cdn/"), target.split_once("/resolve/main/")) {
+    // `/{repo}/resolve/{revision}/{path}`: `main` and the commit serve the same files.
+    let resolved = target.split_once("/resolve/").and_then(|(repo, rest)| {
+        let (revision, path) = rest.split_once('/')?;
+        (revision == "main" || revision == COMMIT).then(|| format!("{}/{path}", repo.trim_start_matches('/')))
+    });
+    let key = match (target.strip_prefix("/cdn/"), resolved) {
         (Some(cdn), _) => cdn.to_string(),
-        (None, Some((repo, path))) => format!("{}/{path}", repo.trim_start_matches('/')),
+        (None, Some(key)) => key,
         _ => String::new(),
     };
     let Some(bytes) = guard.files.get(&key).cloned() else {
@@ -113,9 +137,9 @@ fn serve(stream: TcpStream, state: &Mutex<HubState>) {
     let path = key.split_once('/').and_then(|(_, rest)| rest.split_once('/')).map_or(key.as_str(), |(_, p)| p);
     let size = bytes.len().to_string();
     if method == "HEAD" {
-        let commit = [("x-repo-commit", "0123456789abcdef0123456789abcdef01234567".to_string())];
+        let commit = [("x-repo-commit", COMMIT.to_string())];
         if is_large(path) && !target.starts_with("/cdn/") {
-            let sha = hex(&sha2::Sha256::digest(&bytes));
+            let sha = sha256_hex(&bytes);
             let headers = [commit[0].clone(), ("location", format!("/cdn/{key}")), ("x-linked-etag", format!("\"{sha}\"")), ("x-linked-size", size)];
             return respond(stream, "302 Found", &headers, b"", false);
         }
@@ -125,6 +149,9 @@ fn serve(stream: TcpStream, state: &Mutex<HubState>) {
     let mut body = bytes.clone();
     if matches!(fault, Some(Fault::WrongContent)) {
         body.iter_mut().take(16).for_each(|b| *b ^= 0x5a);
+    }
+    if matches!(fault, Some(Fault::Overlong)) {
+        body.extend_from_slice(&[0u8; 4096]);
     }
     let start = range_start.unwrap_or(0).min(body.len());
     let (status, mut headers) = if range_start.is_some() {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::hub::{Fault, LocalHub};
+use super::hub::{git_blob_id, sha256_hex, Fault, LocalHub, COMMIT};
 use super::util::{repo_root, Sandbox};
 
 const REPO: &str = "BAAI/bge-reranker-base";
@@ -49,7 +49,8 @@ fn a_cut_download_resumes_and_the_installed_reranker_is_used() {
     let out = install(&sandbox, &hub, "bge-reranker-base");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let log = hub.log();
-    assert!(log.iter().any(|r| r.starts_with("GET /BAAI/bge-reranker-base/resolve/main/tokenizer.json range=200000")), "resumed with Range: {log:?}");
+    let pinned = format!("GET /BAAI/bge-reranker-base/resolve/{COMMIT}/tokenizer.json range=200000");
+    assert!(log.iter().any(|r| r.starts_with(&pinned)), "resumed with Range, from the resolved commit: {log:?}");
     assert!(log.iter().any(|r| r.starts_with("GET /cdn/BAAI/bge-reranker-base/onnx/model.onnx")), "large files follow the hub's redirect: {log:?}");
     let folder = sandbox.data.join("models/bge-reranker-base");
     assert_eq!(std::fs::read(folder.join("tokenizer.json")).unwrap(), reranker_files()[&format!("{REPO}/tokenizer.json")]);
@@ -84,6 +85,55 @@ fn a_wrong_checksum_installs_nothing() {
     assert_eq!(listed(&sandbox, "bge-reranker-base")["installed"], false);
     let partial = sandbox.data.join("models/.downloads/bge-reranker-base/model.onnx.part");
     assert!(!partial.exists(), "the bad file was discarded so the next try starts over");
+}
+
+#[test]
+fn a_body_longer_than_announced_is_refused_and_nothing_installed() {
+    let sandbox = Sandbox::empty();
+    let hub = LocalHub::start(reranker_files(), HashMap::from([(format!("{REPO}/tokenizer.json"), Fault::Overlong)]));
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("runs past") && stderr.contains("tokenizer.json"), "{stderr}");
+    assert!(!sandbox.data.join("models/bge-reranker-base").exists(), "nothing installed");
+    assert!(!sandbox.data.join("models/.downloads/bge-reranker-base/tokenizer.json.part").exists(), "the overlong body was discarded");
+    let gets = hub.log().iter().filter(|r| r.starts_with("GET") && r.contains("tokenizer.json")).count();
+    assert_eq!(gets, 1, "not retried: {:?}", hub.log());
+}
+
+/// The installed manifest records the commit and every file's checksum and
+/// size; a later install (a repair) must match them, so a file changed
+/// upstream is refused and the installed model stays as it was.
+#[test]
+fn an_install_is_pinned_to_its_commit_and_hashes_and_a_repair_must_match_them() {
+    let sandbox = Sandbox::empty();
+    let hub = LocalHub::start(reranker_files(), HashMap::new());
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let folder = sandbox.data.join("models/bge-reranker-base");
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(folder.join("kea-model.json")).unwrap()).unwrap();
+    let source = &manifest["source"];
+    assert_eq!(source["commit"], COMMIT, "{source}");
+    let files = source["files"].as_array().unwrap();
+    assert_eq!(files.len(), FILES.len());
+    for (path, local) in FILES {
+        let record = files.iter().find(|f| f["path"] == path).unwrap_or_else(|| panic!("{path} recorded: {source}"));
+        let bytes = std::fs::read(folder.join(local)).unwrap();
+        assert_eq!(record["size"].as_u64(), Some(bytes.len() as u64), "{record}");
+        let hash = if path.ends_with(".onnx") { sha256_hex(&bytes) } else { git_blob_id(&bytes) };
+        let key = if path.ends_with(".onnx") { "sha256" } else { "git_sha1" };
+        assert_eq!(record[key].as_str(), Some(hash.as_str()), "{record}");
+    }
+    assert!(hub.log().iter().filter(|r| r.starts_with("GET /BAAI")).all(|r| r.contains(COMMIT)), "every file from the commit: {:?}", hub.log());
+
+    let original = std::fs::read(folder.join("tokenizer.json")).unwrap();
+    hub.replace(&format!("{REPO}/tokenizer.json"), b"{\"changed\": \"upstream\"}".to_vec());
+    let repair = install(&sandbox, &hub, "bge-reranker-base");
+    assert!(!repair.status.success(), "a file that changed upstream is not installed");
+    // The recorded size and hash both hold it: shorter than recorded, it never completes.
+    let stderr = String::from_utf8_lossy(&repair.stderr);
+    assert!(stderr.contains("[download]") && stderr.contains("tokenizer.json"), "{stderr}");
+    assert_eq!(std::fs::read(folder.join("tokenizer.json")).unwrap(), original, "the installed model is untouched");
 }
 
 #[test]

@@ -102,7 +102,9 @@ fn list(settings: &Settings, manager: &kea_engine::model::manager::ModelManager,
                 _ => "  make models",
             };
             let languages = if row.languages.is_empty() { "?".to_string() } else { row.languages.join(",") };
-            println!("  {state:<13} {:<36} {:>9}  {languages:<16} {}", row.id, human_bytes(row.size_bytes), row.license);
+            let unpinned =
+                if row.downloadable && !row.installed && !row.pinned { "  (hashes not known ahead: the hub's are checked and recorded)" } else { "" };
+            println!("  {state:<13} {:<36} {:>9}  {languages:<16} {}{unpinned}", row.id, human_bytes(row.size_bytes), row.license);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -24,6 +24,17 @@ pub fn endpoint(configured: Option<&str>) -> String {
     chosen.trim_end_matches('/').to_string()
 }
 
+/// Refuses an endpoint that would send model files in the clear: a mirror
+/// is `https://`, or on this machine's loopback (tests, a local mirror).
+pub fn check_endpoint(endpoint: &str) -> Result<()> {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
+    let host_ends = |rest: &str| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/');
+    if endpoint.starts_with("https://") || loopback.iter().any(|l| endpoint.strip_prefix(l).is_some_and(host_ends)) {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!("model downloads need an https:// endpoint (or one on this machine's loopback), not {endpoint}")))
+}
+
 /// How a downloaded file is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checksum {
@@ -147,10 +158,16 @@ impl HubClient {
     pub fn fetch(&self, remote: &RemoteFile, dest: &Path, cancel: &CancelToken, on_bytes: &mut dyn FnMut(u64)) -> Result<()> {
         let part = part_path(dest);
         let mut attempt = 0;
+        let too_long = || remote.size.is_some_and(|size| std::fs::metadata(&part).is_ok_and(|m| m.len() > size));
         loop {
             match self.fetch_once(remote, &part, cancel, on_bytes) {
                 Ok(()) => break,
                 Err(Error::Cancelled) => return Err(Error::Cancelled),
+                // A body longer than announced is not this file: discarded, not retried.
+                Err(e) if too_long() => {
+                    let _ = std::fs::remove_file(&part);
+                    return Err(e);
+                }
                 Err(Error::Download(_)) if attempt < self.retries => {
                     attempt += 1;
                     std::thread::sleep(Duration::from_millis(300 * u64::from(attempt)));
@@ -168,6 +185,8 @@ impl HubClient {
         if remote.size.is_some_and(|size| have == size) {
             return Ok(());
         }
+        // A part longer than the file is not resumed but started over.
+        let have = if remote.size.is_some_and(|size| have > size) { 0 } else { have };
         let mut request = self.get.get(&remote.url);
         if have > 0 {
             request = request.header("Range", &format!("bytes={have}-"));
@@ -196,6 +215,12 @@ impl HubClient {
             }
             file.write_all(&buffer[..n]).map_err(io)?;
             received += n as u64;
+            if let Some(size) = remote.size.filter(|&size| received > size) {
+                return Err(download_error(
+                    &remote.url,
+                    format!("the body runs past the {size} bytes announced; the file was discarded and nothing installed"),
+                ));
+            }
             on_bytes(received);
         }
         file.sync_all().map_err(io)?;
@@ -252,6 +277,13 @@ pub fn checksum_of(path: &Path, like: &Checksum) -> Result<Checksum> {
     })
 }
 
+/// The sha256 of the file at `path`, in hex.
+pub fn sha256_of(path: &Path) -> Result<String> {
+    match checksum_of(path, &Checksum::Sha256(String::new()))? {
+        Checksum::Sha256(hex) | Checksum::GitSha1(hex) => Ok(hex),
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -259,6 +291,16 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn downloads_need_https_or_loopback() {
+        for ok in ["https://huggingface.co", "https://hf-mirror.com/", "http://127.0.0.1:8123", "http://localhost", "http://[::1]:9/"] {
+            assert!(check_endpoint(ok).is_ok(), "{ok}");
+        }
+        for refused in ["http://mirror.example.com", "http://127.0.0.1.evil.net", "http://localhost.evil.net/x", "ftp://x", "file:///etc"] {
+            assert!(check_endpoint(refused).is_err(), "{refused}");
+        }
+    }
 
     #[test]
     fn etags_become_checksums() {
