@@ -24,6 +24,7 @@ pub const COMMANDS: &[&str] = &[
     "save_settings",
     "run_eval",
     "models_list",
+    "setup_plan",
     "model_install",
     "model_cancel",
     "model_remove",

@@ -15,7 +15,7 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
     AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto, LlmInfoDto, MessageDto, ModelDto,
-    ModelRoleDto, PassageDto, PickDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -46,6 +46,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         save_settings,
         run_eval,
         models_list,
+        setup_plan,
         model_install,
         model_cancel,
         model_remove,
@@ -326,6 +327,14 @@ async fn models_list(state: State<'_, AppState>) -> Result<Vec<ModelDto>, ErrorD
         Ok(settings.model_manager(&config).list(&active).iter().map(ModelDto::from).collect())
     })
     .await
+}
+
+/// The first-run plan for the knowledge folder on this machine (`photos`:
+/// propose an image model even without pictures in the folder).
+#[tauri::command]
+async fn setup_plan(state: State<'_, AppState>, photos: bool) -> Result<PlanDto, ErrorDto> {
+    let (config, settings) = (state.engine_config()?, state.settings());
+    blocking(move || Ok(PlanDto::from(&kea_engine::setup::plan_here(&config, &settings, &[], photos)?))).await
 }
 
 /// Downloads a model, streaming progress; `model_cancel` stops it (resumable).

@@ -919,6 +919,72 @@ impl From<&kea_engine::model::manager::ModelListing> for ModelDto {
     }
 }
 
+/// One proposed model of the first-run plan.
+#[derive(Debug, Serialize, TS)]
+pub struct ProposalDto {
+    pub role: ModelRoleDto,
+    pub id: String,
+    pub languages: Vec<String>,
+    #[ts(type = "number")]
+    pub bytes: u64,
+    pub installed: bool,
+    /// A running server's OpenAI-compatible base URL, for its model.
+    pub base_url: Option<String>,
+    #[ts(type = "number | null")]
+    pub reembed_seconds: Option<u64>,
+    pub reason: String,
+}
+
+/// The first-run plan: the folder's languages, the machine, the servers
+/// found and one proposed model per role.
+#[derive(Debug, Serialize, TS)]
+pub struct PlanDto {
+    /// Language code and share of the folder's text, largest first.
+    pub languages: Vec<(String, f32)>,
+    pub documents: usize,
+    pub images: usize,
+    #[ts(type = "number")]
+    pub ram_bytes: u64,
+    pub cores: usize,
+    /// `kind at base URL` of each model server found on this machine.
+    pub servers: Vec<String>,
+    pub proposal: Vec<ProposalDto>,
+    /// The folder's languages the embedder in use does not read.
+    pub uncovered: Vec<String>,
+    pub embedder: String,
+}
+
+impl From<&kea_engine::setup::Plan> for PlanDto {
+    fn from(p: &kea_engine::setup::Plan) -> Self {
+        let mut languages: Vec<(String, f32)> = p.languages.iter().map(|(l, s)| (l.clone(), *s)).collect();
+        languages.sort_by(|a, b| b.1.total_cmp(&a.1));
+        PlanDto {
+            languages,
+            documents: p.documents,
+            images: p.images,
+            ram_bytes: p.machine.ram_bytes,
+            cores: p.machine.cores,
+            servers: p.servers.iter().map(|s| format!("{} at {}", s.kind, s.base_url)).collect(),
+            proposal: p
+                .proposal
+                .iter()
+                .map(|m| ProposalDto {
+                    role: m.role.into(),
+                    id: m.id.clone(),
+                    languages: m.languages.clone(),
+                    bytes: m.bytes,
+                    installed: m.installed,
+                    base_url: m.base_url.clone(),
+                    reembed_seconds: m.reembed_seconds,
+                    reason: m.reason.clone(),
+                })
+                .collect(),
+            uncovered: p.uncovered.clone(),
+            embedder: p.embedder.clone(),
+        }
+    }
+}
+
 /// Download progress of a model (over the install command's Channel).
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct DownloadDto {
@@ -1026,6 +1092,8 @@ fn typescript_contract() -> String {
         ErrorDto::decl(),
         DocumentState::decl(),
         ReasonDto::decl(),
+        ProposalDto::decl(),
+        PlanDto::decl(),
         DocumentDto::decl(),
         StatusDto::decl(),
         TeamDto::decl(),

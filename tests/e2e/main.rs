@@ -168,6 +168,16 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     app.wait_text(r#"[role=tab][data-view="chat"]"#, ANSWER, |t| t == "对话").await;
     app.click(r#"[role=tab][data-view="chat"]"#).await;
 
+    // Half the folder is Chinese and the embedder reads English only: the
+    // knowledge pane says so, and the setup proposes a multilingual embedder.
+    let notice = app.wait_text("#language-notice", ANSWER, |t| t.contains("multilingual-e5-small")).await;
+    assert!(notice.contains("中文") && notice.contains("all-minilm-l6-v2"), "{notice}");
+    app.click("#language-notice button").await;
+    let proposal = app.wait_text(r#"#setup-list .proposal[data-role="embedder"]"#, ANSWER, |t| !t.is_empty()).await;
+    assert!(proposal.contains("multilingual-e5-small") && proposal.contains("下载并使用"), "{proposal}");
+    app.shot("setup-proposes-a-multilingual-embedder").await;
+    app.click(r#"[role=tab][data-view="chat"]"#).await;
+
     let photo = app.root.path().join("green-bird.png");
     image::RgbImage::from_pixel(64, 64, image::Rgb([0, 255, 0])).save(&photo).unwrap();
     app.client.find(Locator::Css("#pick-image")).await.unwrap().send_keys(photo.to_str().unwrap()).await.unwrap();

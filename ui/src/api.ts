@@ -16,6 +16,7 @@ import type {
   ModelRoleDto,
   PassageDto,
   PickDto,
+  PlanDto,
   ReembedCostDto,
   RemoteEmbedderDto,
   SettingsDto,
@@ -62,6 +63,7 @@ export const api = {
   saveSettings: (settings: SettingsDto) => invoke<SettingsDto>("save_settings", { settings }),
   runEval: (golden: string | null, configs: string[]) => invoke<EvalDto[]>("run_eval", { golden, configs }),
   modelsList: () => invoke<ModelDto[]>("models_list"),
+  setupPlan: (photos: boolean) => invoke<PlanDto>("setup_plan", { photos }),
   modelInstall: (id: string, onProgress: (p: DownloadDto) => void) => {
     const channel = new Channel<DownloadDto>();
     channel.onmessage = onProgress;

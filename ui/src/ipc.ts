@@ -6,6 +6,24 @@ export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "doc
 export type ErrorDto = { kind: ErrorKind, message: string, };
 export type DocumentState = "indexed" | "error";
 export type ReasonDto = { "kind": "nothing_found" } | { "kind": "coverage", share: number, } | { "kind": "not_in_any_document", terms: Array<string>, } | { "kind": "answer_type_missing", asked: string, } | { "kind": "similarity", value: number, } | { "kind": "calibrated", probability: number, refuse_below: number, answer_at: number, } | { "kind": "rerank", probability: number, threshold: number, } | { "kind": "no_shared_words" } | { "kind": "other_language" } | { "kind": "model_found_no_answer" } | { "kind": "model_answered" };
+export type ProposalDto = { role: ModelRoleDto, id: string, languages: Array<string>, bytes: number, installed: boolean, 
+/**
+ * A running server's OpenAI-compatible base URL, for its model.
+ */
+base_url: string | null, reembed_seconds: number | null, reason: string, };
+export type PlanDto = { 
+/**
+ * Language code and share of the folder's text, largest first.
+ */
+languages: Array<[string, number]>, documents: number, images: number, ram_bytes: number, cores: number, 
+/**
+ * `kind at base URL` of each model server found on this machine.
+ */
+servers: Array<string>, proposal: Array<ProposalDto>, 
+/**
+ * The folder's languages the embedder in use does not read.
+ */
+uncovered: Array<string>, embedder: string, };
 export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
 export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
 /**

@@ -9,6 +9,7 @@ import { setupEvaluation } from "./evaluation";
 import { refreshStatus, setupKnowledge } from "./knowledge";
 import { renderModels, setupRemoteEmbedder } from "./models";
 import { applyLanguage, setupSettings } from "./settings";
+import { renderSetup, setupSetup } from "./setup";
 
 function showView(name: string) {
   for (const tab of Array.from(document.querySelectorAll<HTMLElement>("[role=tab]"))) tab.setAttribute("aria-selected", String(tab.dataset.view === name));
@@ -25,6 +26,7 @@ function refreshAll() {
   void refreshStatus();
   void refreshConversations();
   void renderModels();
+  void renderSetup();
 }
 
 applyLanguage(null);
@@ -33,6 +35,7 @@ setupKnowledge();
 setupChat();
 setupEvaluation();
 setupRemoteEmbedder();
+setupSetup();
 void setupSettings(refreshAll);
 void listen<LlmInfoDto>("llm-ready", (event) => showLlm(event.payload));
 void api.llmInfo().then(showLlm);

@@ -46,7 +46,8 @@ async function confirmReembed(id: string): Promise<boolean> {
   return cost.chunks === 0 || (await confirmAction(question, t("models.reembed")));
 }
 
-async function useModel(m: ModelDto) {
+/** Uses installed model `m` for its role (asking first for a new embedder). */
+export async function useModel(m: Pick<ModelDto, "role" | "id">) {
   if (m.role === "embedder" && !(await confirmReembed(m.id))) return;
   await api.modelUse(m.role, m.id);
   toast(t("models.now_used", { id: m.id }));

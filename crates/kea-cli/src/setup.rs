@@ -7,7 +7,6 @@
 use std::process::ExitCode;
 
 use kea_engine::model::catalog::Role;
-use kea_engine::reader::{ReaderProcess, DEFAULT_MEMORY_MB};
 use kea_engine::settings::Settings;
 use kea_engine::setup::{self, Plan, Proposal};
 use kea_engine::EngineConfig;
@@ -34,14 +33,7 @@ pub fn run(args: &SetupArgs, config: EngineConfig) -> anyhow::Result<ExitCode> {
     let settings_path = config.data_dir.join(Settings::FILE_NAME);
     let mut settings = Settings::load(&settings_path)?;
     let manager = settings.model_manager(&config);
-    let mut extra = args.servers.clone();
-    extra.extend(settings.llm.base_url.clone().filter(|u| u.starts_with("http://127.0.0.1") || u.starts_with("http://localhost")));
-    extra.extend(std::env::var("KEA_LLM_BASE_URL").ok().filter(|u| !u.is_empty()));
-    let servers = kea_llm::discover::local_servers(&extra);
-    let installed = |id: &str| manager.installed_dir(id).is_some();
-    let context = setup::Context { servers: &servers, installed: &installed, photos: args.photos };
-    let reader = ReaderProcess::this_executable(DEFAULT_MEMORY_MB);
-    let plan = setup::plan(&config.knowledge_dir, &manager.install_dir, reader.as_ref(), &context)?;
+    let plan = setup::plan_here(&config, &settings, &args.servers, args.photos)?;
     if args.json && !args.yes {
         println!("{}", serde_json::to_string_pretty(&plan)?);
     } else {
@@ -66,6 +58,10 @@ fn print_plan(plan: &Plan) {
     );
     let m = &plan.machine;
     println!("machine: {:.1} GiB memory, {} cores{}", m.ram_bytes as f64 / (1u64 << 30) as f64, m.cores, if m.avx2 { ", AVX2" } else { "" });
+    if !plan.uncovered.is_empty() {
+        let names: Vec<&str> = plan.uncovered.iter().map(|l| setup::language_name(l)).collect();
+        println!("note: the embedder in use ({}) does not read {}", plan.embedder, names.join(" or "));
+    }
     for s in &plan.servers {
         println!("server: {} at {} ({} models)", s.kind, s.base_url, s.models.len());
     }

@@ -43,8 +43,13 @@ pub struct LanguageSample {
 impl LanguageSample {
     /// The languages that matter: those above the noise floor.
     pub fn main_languages(&self) -> Vec<String> {
-        self.languages.iter().filter(|(_, &share)| share >= LANGUAGE_FLOOR).map(|(l, _)| l.clone()).collect()
+        main_languages(&self.languages)
     }
+}
+
+/// The languages of `shares` above the noise floor.
+fn main_languages(shares: &BTreeMap<String, f32>) -> Vec<String> {
+    shares.iter().filter(|(_, &share)| share >= LANGUAGE_FLOOR).map(|(l, _)| l.clone()).collect()
 }
 
 /// What this machine has.
@@ -83,6 +88,11 @@ pub struct Plan {
     pub machine: Machine,
     pub servers: Vec<LocalServer>,
     pub proposal: Vec<Proposal>,
+    /// The folder's languages the embedder in use does not read (empty
+    /// when it reads them all, or when its languages are not known).
+    pub uncovered: Vec<String>,
+    /// The embedder in use.
+    pub embedder: String,
 }
 
 /// Samples the text of the folder `root` (see the module docs). PDFs and
@@ -372,12 +382,58 @@ fn image_model(sample: &LanguageSample, context: &Context) -> Option<Proposal> {
     Some(from_catalog("clip-vit-b-32-vision", context, why))
 }
 
+/// The plan for `config`'s knowledge folder with `settings`' models: the
+/// servers looked at are the usual ones and `extra_servers`; a language
+/// model endpoint already configured (settings or `KEA_LLM_BASE_URL`) is
+/// kept, not asked again. The one entry point of the CLI's `kea setup` and
+/// the app's setup screen.
+pub fn plan_here(config: &crate::EngineConfig, settings: &crate::settings::Settings, extra_servers: &[String], photos: bool) -> Result<Plan> {
+    let manager = settings.model_manager(config);
+    let servers = kea_llm::discover::local_servers(extra_servers);
+    let installed = |id: &str| manager.installed_dir(id).is_some();
+    let context = Context { servers: &servers, installed: &installed, photos };
+    let reader = ReaderProcess::this_executable(crate::reader::DEFAULT_MEMORY_MB);
+    let mut plan = plan(&config.knowledge_dir, &manager.install_dir, reader.as_ref(), &context)?;
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    if let Some(url) = env("KEA_LLM_BASE_URL").or_else(|| settings.llm.base_url.clone()) {
+        let model = env("KEA_LLM_MODEL").or_else(|| settings.llm.model.clone()).unwrap_or_default();
+        plan.proposal.retain(|p| p.role != Role::Llm);
+        plan.proposal.push(Proposal {
+            role: Role::Llm,
+            id: model,
+            languages: Vec::new(),
+            bytes: 0,
+            installed: true,
+            base_url: Some(url.clone()),
+            reembed_seconds: None,
+            reason: format!("Already configured ({url}): kept"),
+        });
+    }
+    let active = settings.active_models(crate::Engine::indexed_model(&config.data_dir)?);
+    plan.embedder = active.get(&Role::Embedder).cloned().unwrap_or_default();
+    plan.uncovered = match catalog::find(&plan.embedder).filter(|e| !e.languages.is_empty()) {
+        Some(entry) => main_languages(&plan.languages).into_iter().filter(|l| !entry.covers(l)).collect(),
+        None => Vec::new(),
+    };
+    Ok(plan)
+}
+
 /// The plan for the folder `knowledge` on this machine (see the module docs).
 pub fn plan(knowledge: &Path, models_dir: &Path, reader: Option<&ReaderProcess>, context: &Context) -> Result<Plan> {
     let sample = sample_languages(knowledge, reader)?;
     let machine = Machine::read(models_dir);
     let proposal = propose(&sample, &machine, context);
-    Ok(Plan { languages: sample.languages, documents: sample.documents, images: sample.images, machine, servers: context.servers.to_vec(), proposal })
+    let servers = context.servers.to_vec();
+    Ok(Plan {
+        languages: sample.languages,
+        documents: sample.documents,
+        images: sample.images,
+        machine,
+        servers,
+        proposal,
+        uncovered: Vec::new(),
+        embedder: String::new(),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,145 @@
+// The first-run plan (Settings → "Recommended for your documents", offered
+// by a card over the chat on first launch): the folder's languages, this machine, and one proposed
+// model per role with why, its size and the re-embedding time; each can be
+// downloaded and used in one click. Also the knowledge pane's notice when the
+// embedder in use does not read a language of the folder.
+import { api, type ModelDto, type PlanDto, type ProposalDto } from "./api";
+import { $, button, el, toastError } from "./dom";
+import { downloadInto, renderModels, useModel } from "./models";
+import { t, type Key } from "./i18n";
+import { asCommandError, formatBytes } from "./state";
+
+const SEEN = "kea.setup.seen";
+
+/** A language's name in the interface language (else its code). */
+function languageName(code: string): string {
+  const key = `lang.${code}` as Key;
+  try {
+    return t(key);
+  } catch {
+    return code;
+  }
+}
+
+function shares(plan: PlanDto): string {
+  return plan.languages
+    .filter(([, share]) => share >= 0.05)
+    .map(([code, share]) => `${Math.round(share * 100)}% ${languageName(code)}`)
+    .join(", ");
+}
+
+function minutes(seconds: number): number {
+  return Math.max(1, Math.ceil(seconds / 60));
+}
+
+/** Why a model is proposed, in the interface language (the engine's English reason as its tooltip). */
+function why(p: ProposalDto, plan: PlanDto): string {
+  if (p.base_url) return t("setup.why.server", { url: p.base_url });
+  const languages = plan.languages.filter(([, s]) => s >= 0.05).map(([code]) => languageName(code)).join(" + ");
+  return t(`setup.why.${p.role}` as Key, { languages: languages || "—", images: plan.images });
+}
+
+function size(p: ProposalDto): string {
+  const parts = [p.installed ? t("setup.installed") : t("setup.download", { size: formatBytes(p.bytes) })];
+  if (p.reembed_seconds) parts.push(t("setup.reembed", { minutes: minutes(p.reembed_seconds) }));
+  return parts.join(" · ");
+}
+
+function action(p: ProposalDto, active: boolean, cell: HTMLElement): HTMLElement {
+  if (active) return el("span", t("models.active"), "badge");
+  if (p.base_url) return el("span", t("setup.server_hint"), "muted");
+  const apply = async () => {
+    if (!p.installed && !(await downloadInto(cell, p.id))) return;
+    await useModel({ role: p.role, id: p.id });
+    await Promise.all([renderSetup(), renderModels()]);
+  };
+  return button(p.installed ? t("models.use") : t("setup.download_use"), () => void apply().catch(toastError), "setup-apply");
+}
+
+function proposalRow(p: ProposalDto, plan: PlanDto, models: ModelDto[]): HTMLElement {
+  const item = el("div", undefined, "proposal");
+  item.dataset.role = p.role;
+  item.dataset.model = p.id;
+  const active = models.some((m) => m.id === p.id && m.role === p.role && m.active);
+  const text = el("div");
+  const reason = el("p", why(p, plan), "muted");
+  reason.title = p.reason;
+  text.append(el("strong", `${t(`models.role.${p.role}` as Key)}: ${p.id}`), reason, el("p", size(p), "muted"));
+  const cell = el("div", undefined, "model-actions");
+  cell.append(action(p, active, cell));
+  item.append(text, cell);
+  return item;
+}
+
+/** The knowledge pane's notice: a language of the folder the embedder in use does not read. */
+function showNotice(plan: PlanDto) {
+  const notice = $("language-notice");
+  const proposed = plan.proposal.find((p) => p.role === "embedder");
+  const share = plan.languages.find(([code]) => plan.uncovered.includes(code));
+  if (!share || !proposed || proposed.id === plan.embedder) {
+    notice.hidden = true;
+    return;
+  }
+  const text = t("setup.notice", {
+    share: Math.round(share[1] * 100),
+    language: languageName(share[0]),
+    embedder: plan.embedder,
+    proposal: proposed.id,
+    size: formatBytes(proposed.bytes),
+    minutes: minutes(proposed.reembed_seconds ?? 0),
+  });
+  notice.replaceChildren(el("span", text), button(t("setup.review"), () => openSetup(), "small"));
+  notice.hidden = false;
+}
+
+/** Shows the setup section of Settings. */
+export function openSetup() {
+  document.querySelector<HTMLElement>('[role=tab][data-view="settings"]')?.click();
+  $("setup").scrollIntoView({ block: "start" });
+}
+
+/** Samples the folder, draws the plan, the notice and, on first launch, the card. */
+export async function renderSetup() {
+  let plan: PlanDto;
+  let models: ModelDto[];
+  try {
+    [plan, models] = await Promise.all([api.setupPlan(false), api.modelsList()]);
+  } catch (e) {
+    if (asCommandError(e).kind !== "not_ready") toastError(e);
+    return;
+  }
+  const gib = (plan.ram_bytes / 2 ** 30).toFixed(0);
+  const found = plan.languages.length ? shares(plan) : t("setup.no_text");
+  $("setup-summary").textContent = t("setup.summary", { languages: found, documents: plan.documents, memory: gib, cores: plan.cores });
+  $("setup-list").replaceChildren(...plan.proposal.map((p) => proposalRow(p, plan, models)));
+  showNotice(plan);
+  showFirstRun(plan, models);
+}
+
+/** On first launch, a card over the chat offers the plan (Review) until it is reviewed or skipped. */
+function showFirstRun(plan: PlanDto, models: ModelDto[]) {
+  const card = $("setup-card");
+  const pending = plan.proposal.filter((p) => !models.some((m) => m.id === p.id && m.active) && !p.base_url);
+  if (localStorage.getItem(SEEN) || pending.length === 0) {
+    card.hidden = true;
+    return;
+  }
+  const done = () => {
+    localStorage.setItem(SEEN, "1");
+    card.hidden = true;
+  };
+  const names = pending.map((p) => `${t(`models.role.${p.role}` as Key)}: ${p.id}`).join(", ");
+  card.replaceChildren(
+    el("span", t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names })),
+    button(t("setup.review"), () => {
+      done();
+      openSetup();
+    }, "small"),
+    button(t("setup.skip"), done, "small"),
+  );
+  card.hidden = false;
+}
+
+export function setupSetup() {
+  $("setup-refresh").addEventListener("click", () => void renderSetup());
+}
