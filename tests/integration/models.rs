@@ -20,7 +20,7 @@ const FILES: [(&str, &str); 5] = [
 ];
 
 /// The fixture reranker's files under the catalog's repository paths.
-fn reranker_files() -> HashMap<String, Vec<u8>> {
+pub fn reranker_files() -> HashMap<String, Vec<u8>> {
     let dir = super::util::fixture_models().join("fixture-reranker");
     FILES.iter().map(|(path, local)| (format!("{REPO}/{path}"), std::fs::read(dir.join(local)).unwrap())).collect()
 }

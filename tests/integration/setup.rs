@@ -1,6 +1,6 @@
-//! `kea setup --plan --json`: the first-run plan proposes models for the
-//! languages the folder is written in, and a model server running on this
-//! machine instead of a download.
+//! `kea setup`: the first-run plan proposes models for the languages the
+//! folder is written in, and a model server running on this machine instead
+//! of a download; `--yes` installs and uses them.
 
 use serde_json::Value;
 
@@ -59,4 +59,33 @@ fn a_model_server_running_here_is_proposed_as_the_language_model() {
     assert_eq!(llm["bytes"], 0);
     let listed = plan["servers"].as_array().unwrap();
     assert!(listed.iter().any(|s| s["base_url"] == server.base_url.as_str()), "{listed:?}");
+}
+
+/// `kea setup --yes` installs what the plan proposes from the hub (a local
+/// one serving the fixture cross-encoder where the catalog's reranker
+/// lives), makes it active, and re-embeds nothing when the embedder stays.
+#[test]
+fn setup_yes_installs_and_uses_the_proposed_models() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.path("notes.md"),
+        "# Kitchen\n\nThe oven needs ten minutes to heat up before baking bread.\n\nClean the filter of the extractor hood every month.\n",
+    )
+    .unwrap();
+    sandbox.index();
+    let hub = super::hub::LocalHub::start(super::models::reranker_files(), std::collections::HashMap::new());
+    let models = sandbox.data.join("models").display().to_string();
+    let planned = plan(&sandbox, &[]);
+    let out = sandbox.command(&["--models-dir", &models, "setup", "--yes", "--skip", "llm"]).env("HF_ENDPOINT", &hub.endpoint).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = sandbox.json(&["--models-dir", &models, "models", "list", "--json"]);
+    let active = |id: &str| rows.as_array().unwrap().iter().any(|r| r["id"] == id && r["active"] == true);
+    let applied: Vec<&Value> = planned["proposal"].as_array().unwrap().iter().filter(|p| p["role"] != "llm").collect();
+    assert!(!applied.is_empty());
+    for p in applied {
+        assert!(active(p["id"].as_str().unwrap()), "{} is in use after --yes: {rows}", p["id"]);
+    }
+    let downloaded = proposed(&planned, "reranker").is_some();
+    assert_eq!(hub.log().iter().any(|r| r.starts_with("GET")), downloaded, "the reranker, and only it, came from the hub: {:?}", hub.log());
+    assert_eq!(sandbox.index()["embedded"], 0, "the embedder stayed: nothing re-embedded");
 }

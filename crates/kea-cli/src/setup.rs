@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
 use kea_engine::setup::{self, Plan, Proposal};
@@ -22,6 +23,9 @@ pub struct SetupArgs {
     /// Propose an image model even when the folder has no pictures.
     #[arg(long)]
     photos: bool,
+    /// With --yes: leave this role as it is (embedder, reranker, image, llm; repeatable).
+    #[arg(long, value_name = "ROLE", requires = "yes")]
+    skip: Vec<String>,
     /// Another OpenAI-compatible server to look at (base URL ending in /v1; repeatable).
     #[arg(long = "server", value_name = "URL")]
     servers: Vec<String>,
@@ -33,7 +37,11 @@ pub fn run(args: &SetupArgs, config: EngineConfig) -> anyhow::Result<ExitCode> {
     let settings_path = config.data_dir.join(Settings::FILE_NAME);
     let mut settings = Settings::load(&settings_path)?;
     let manager = settings.model_manager(&config);
-    let plan = setup::plan_here(&config, &settings, &args.servers, args.photos)?;
+    let mut plan = setup::plan_here(&config, &settings, &args.servers, args.photos)?;
+    for role in &args.skip {
+        let role = Role::parse(role).with_context(|| format!("unknown role {role:?} (embedder, reranker, image or llm)"))?;
+        plan.proposal.retain(|p| p.role != role);
+    }
     if args.json && !args.yes {
         println!("{}", serde_json::to_string_pretty(&plan)?);
     } else {
@@ -100,7 +108,7 @@ fn apply(
         }
     }
     settings.save(settings_path)?;
-    match embedder {
+    match embedder.filter(|p| p.id != plan.embedder) {
         Some(Proposal { id, .. }) => crate::models::switch_embedder(config, settings, settings_path, id),
         None => Ok(ExitCode::SUCCESS),
     }
