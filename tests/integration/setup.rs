@@ -12,6 +12,17 @@ fn plan(sandbox: &Sandbox, extra: &[&str]) -> Value {
     sandbox.json(&args)
 }
 
+/// A folder of English notes.
+fn english_folder() -> Sandbox {
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.path("notes.md"),
+        "# Kitchen\n\nThe oven needs ten minutes to heat up before baking bread.\n\nClean the filter of the extractor hood every month.\n",
+    )
+    .unwrap();
+    sandbox
+}
+
 fn proposed<'a>(plan: &'a Value, role: &str) -> Option<&'a Value> {
     plan["proposal"].as_array().unwrap().iter().find(|p| p["role"] == role)
 }
@@ -34,12 +45,7 @@ fn a_chinese_and_english_folder_gets_an_embedder_that_reads_both() {
 
 #[test]
 fn an_english_folder_keeps_the_bundled_english_embedder() {
-    let sandbox = Sandbox::empty();
-    std::fs::write(
-        sandbox.path("notes.md"),
-        "# Kitchen\n\nThe oven needs ten minutes to heat up before baking bread.\n\nClean the filter of the extractor hood every month.\n",
-    )
-    .unwrap();
+    let sandbox = english_folder();
     std::fs::write(sandbox.path("garden.txt"), "Water the tomatoes in the evening, never in the midday sun, and mulch the beds in May.\n").unwrap();
     let plan = plan(&sandbox, &[]);
     assert_eq!(plan["languages"].as_object().unwrap().keys().collect::<Vec<_>>(), ["en"], "{}", plan["languages"]);
@@ -66,12 +72,7 @@ fn a_model_server_running_here_is_proposed_as_the_language_model() {
 /// lives), makes it active, and re-embeds nothing when the embedder stays.
 #[test]
 fn setup_yes_installs_and_uses_the_proposed_models() {
-    let sandbox = Sandbox::empty();
-    std::fs::write(
-        sandbox.path("notes.md"),
-        "# Kitchen\n\nThe oven needs ten minutes to heat up before baking bread.\n\nClean the filter of the extractor hood every month.\n",
-    )
-    .unwrap();
+    let sandbox = english_folder();
     sandbox.index();
     let hub = super::hub::LocalHub::start(super::models::reranker_files(), std::collections::HashMap::new());
     let models = sandbox.data.join("models").display().to_string();
@@ -88,4 +89,5 @@ fn setup_yes_installs_and_uses_the_proposed_models() {
     let downloaded = proposed(&planned, "reranker").is_some();
     assert_eq!(hub.log().iter().any(|r| r.starts_with("GET")), downloaded, "the reranker, and only it, came from the hub: {:?}", hub.log());
     assert_eq!(sandbox.index()["embedded"], 0, "the embedder stayed: nothing re-embedded");
+    assert!(!super::util::repo_root().join("models/bge-reranker-base").exists(), "installed into --models-dir only");
 }

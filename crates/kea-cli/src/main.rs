@@ -386,7 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
-        Command::Setup(args) => setup::run(args, config()),
+        Command::Setup(args) => setup::run(args, config(), cli.models_dir.clone()),
         Command::Models { which } => models::run(which, config(), cli.models_dir.clone()),
         Command::Keys { which } => keys::run(which, &config().data_dir),
         Command::Bench { which } => {

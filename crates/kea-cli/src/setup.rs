@@ -33,10 +33,14 @@ pub struct SetupArgs {
     json: bool,
 }
 
-pub fn run(args: &SetupArgs, config: EngineConfig) -> anyhow::Result<ExitCode> {
+/// `install_dir`: the `--models-dir` flag, which also receives installs.
+pub fn run(args: &SetupArgs, config: EngineConfig, install_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     let settings_path = config.data_dir.join(Settings::FILE_NAME);
     let mut settings = Settings::load(&settings_path)?;
-    let manager = settings.model_manager(&config);
+    let mut manager = settings.model_manager(&config);
+    if let Some(dir) = install_dir {
+        manager.install_dir = dir;
+    }
     let mut plan = setup::plan_here(&config, &settings, &args.servers, args.photos)?;
     for role in &args.skip {
         let role = Role::parse(role).with_context(|| format!("unknown role {role:?} (embedder, reranker, image or llm)"))?;

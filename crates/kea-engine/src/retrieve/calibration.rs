@@ -157,6 +157,24 @@ impl Calibration {
     }
 }
 
+impl Calibration {
+    /// A model with fitted coefficients and, until thresholds are chosen, both at 0.5.
+    fn fitted_on(model: &str, features: &[String], (mean, scale, weights, bias): (Vec<f32>, Vec<f32>, Vec<f32>, f32)) -> Calibration {
+        Calibration {
+            model: model.into(),
+            features: features.to_vec(),
+            mean,
+            scale,
+            weights,
+            bias,
+            answer_at: 0.5,
+            refuse_below: 0.5,
+            fitted: FitReport::default(),
+            cross_lingual: None,
+        }
+    }
+}
+
 /// One question for fitting: its signals and whether it is answerable.
 pub struct Sample {
     pub signals: Signals,
@@ -240,19 +258,7 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
     for fold in 0..folds {
         let train: Vec<&Sample> = samples.iter().enumerate().filter(|(i, _)| fold_of(*i) != fold).map(|(_, s)| s).collect();
         let labels: Vec<bool> = train.iter().map(|s| s.answerable).collect();
-        let (mean, scale, weights, bias) = fit_weights(&matrix(&train, features), &labels);
-        let model = Calibration {
-            model: model.into(),
-            features: features.to_vec(),
-            mean,
-            scale,
-            weights,
-            bias,
-            answer_at: 0.5,
-            refuse_below: 0.5,
-            fitted: FitReport::default(),
-            cross_lingual: None,
-        };
+        let model = Calibration::fitted_on(model, features, fit_weights(&matrix(&train, features), &labels));
         for (i, s) in samples.iter().enumerate().filter(|(i, _)| fold_of(*i) == fold) {
             out_of_fold[i] = model.probability(&s.signals);
         }
@@ -262,19 +268,7 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
     let answer_at = (quantile(&of_class(false), targets.keep_unanswerable) + 1e-4).max(refuse_below);
     let all: Vec<&Sample> = samples.iter().collect();
     let labels: Vec<bool> = all.iter().map(|s| s.answerable).collect();
-    let (mean, scale, weights, bias) = fit_weights(&matrix(&all, features), &labels);
-    let mut calibration = Calibration {
-        model: model.into(),
-        features: features.to_vec(),
-        mean,
-        scale,
-        weights,
-        bias,
-        answer_at,
-        refuse_below,
-        fitted: FitReport::default(),
-        cross_lingual: None,
-    };
+    let mut calibration = Calibration { answer_at, refuse_below, ..Calibration::fitted_on(model, features, fit_weights(&matrix(&all, features), &labels)) };
     let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
     calibration.fitted =
         FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), test: None };
