@@ -127,3 +127,24 @@ fn the_exact_vector_index_agrees_with_usearch() {
     assert_eq!(after["errors"].as_array().map_or(0, Vec::len), 0, "{after}");
     assert!(!sandbox.search("What do cockatiels eat?", 3).is_empty(), "usearch reopens after an exact-index run");
 }
+
+/// A question naming a subject whose documents are all in the other
+/// language is also searched with the other language's name, until the
+/// subject gets a document in the question's language (the same engine,
+/// after a sync: the names are rebuilt when the store changes).
+#[test]
+fn a_name_is_translated_until_its_subject_has_a_document_in_the_question_language() {
+    use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig};
+    let sandbox = Sandbox::empty();
+    let front = "---\nzh: 玄凤鹦鹉\nen: Cockatiel\nlatin: Nymphicus hollandicus\n---\n";
+    std::fs::write(sandbox.path("cockatiel.md"), format!("{front}# Cockatiel\n\n## Diet\n\nSeeds, pellets and greens.\n")).unwrap();
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    let engine = Engine::open(config).unwrap();
+    engine.sync(&(), &CancelToken::new()).unwrap();
+    let searched = |engine: &Engine| engine.retrieve("玄凤鹦鹉吃什么", &RetrievalConfig::default()).unwrap().trace.query;
+    assert_eq!(searched(&engine), "玄凤鹦鹉吃什么 | Cockatiel 吃什么");
+    std::fs::write(sandbox.path("玄凤鹦鹉.md"), format!("{front}# 玄凤鹦鹉\n\n## 饮食\n\n草籽、颗粒饲料和蔬菜。\n")).unwrap();
+    engine.sync(&(), &CancelToken::new()).unwrap();
+    assert_eq!(searched(&engine), "玄凤鹦鹉吃什么", "the subject has a Chinese page now: nothing to translate");
+}

@@ -183,6 +183,8 @@ pub struct Engine {
     profile: RwLock<crate::profile::Profile>,
     /// The team store the vectors live in (`vectors` is then its index).
     team: Option<Arc<Team>>,
+    /// The collection's names for translating questions, by store generation.
+    names: Mutex<Option<(i64, std::sync::Arc<crate::labels::NameIndex>)>>,
 }
 
 /// The vector file's save state.
@@ -291,6 +293,7 @@ impl Engine {
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
             llm_rerank_cache: Default::default(),
+            names: Mutex::new(None),
             profile: RwLock::new(crate::profile::Profile::load(&config_knowledge).unwrap_or_default()),
             team,
         })
@@ -399,15 +402,23 @@ impl Engine {
     /// ([`crate::labels::translate_names`]).
     pub(crate) fn with_translated_names(&self, mut queries: Vec<String>) -> Result<Vec<String>> {
         let Some(main) = queries.first() else { return Ok(queries) };
-        let documents = self.store().documents()?;
-        let languages: std::collections::HashMap<&str, &'static str> =
-            documents.iter().map(|d| (d.path.as_str(), crate::retrieve::text_language(d.title.as_deref().unwrap_or(&d.path)))).collect();
-        let labels = crate::labels::labels_from_documents(&documents, &self.profile().labels);
-        let language_of = |path: &str| languages.get(path).copied().unwrap_or("en");
-        if let Some(translated) = crate::labels::translate_names(main, &labels, &language_of) {
+        if let Some(translated) = self.name_index()?.translate(main) {
             queries.insert(1, translated);
         }
         Ok(queries)
+    }
+
+    /// The collection's names, rebuilt when the store has changed since.
+    fn name_index(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
+        let generation = self.reader.lock().unwrap_or_else(|p| p.into_inner()).generation()?;
+        let mut cached = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, index)) = cached.as_ref().filter(|(at, _)| *at == generation) {
+            return Ok(index.clone());
+        }
+        let documents = self.reader.lock().unwrap_or_else(|p| p.into_inner()).documents()?;
+        let index = std::sync::Arc::new(crate::labels::NameIndex::new(&documents, &self.profile().labels));
+        *cached = Some((generation, index.clone()));
+        Ok(index)
     }
 
     /// The single-retriever or hybrid search behind `kea search`.

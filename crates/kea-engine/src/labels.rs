@@ -100,6 +100,27 @@ pub fn translate_names(query: &str, labels: &[Label], language_of: &dyn Fn(&str)
     changed.then(|| translated.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
+/// The labels of a collection with the language of each document, for
+/// [`translate_names`] (built once per change of the store).
+#[derive(Debug, Default)]
+pub struct NameIndex {
+    labels: Vec<Label>,
+    languages: std::collections::HashMap<String, &'static str>,
+}
+
+impl NameIndex {
+    /// From the indexed documents: each document's language is its title's.
+    pub fn new(docs: &[DocRecord], fields: &LabelFields) -> NameIndex {
+        let languages = docs.iter().map(|d| (d.path.clone(), crate::retrieve::text_language(d.title.as_deref().unwrap_or(&d.path)))).collect();
+        NameIndex { labels: labels_from_documents(docs, fields), languages }
+    }
+
+    /// `query` with its names translated (see [`translate_names`]).
+    pub fn translate(&self, query: &str) -> Option<String> {
+        translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or("en"))
+    }
+}
+
 /// Labels from indexed documents, sorted by name.
 pub fn labels_from_documents(docs: &[DocRecord], fields: &LabelFields) -> Vec<Label> {
     let mut labels: Vec<Label> = Vec::new();
