@@ -201,7 +201,7 @@ struct VectorsSaved {
 /// watcher saves pending changes when the folder goes quiet.
 const VECTORS_SAVE_EVERY: Duration = Duration::from_secs(30);
 
-const DB_FILE: &str = "kea.sqlite3";
+pub(crate) const DB_FILE: &str = "kea.sqlite3";
 const VECTORS_FILE: &str = "vectors.usearch";
 
 /// The model this run uses: the index's own unless the caller named one; a

@@ -95,39 +95,49 @@ pub struct Plan {
     pub embedder: String,
 }
 
-/// Samples the text of the folder `root` (see the module docs). PDFs and
-/// Word files are read by `reader` (a limited child process) or skipped.
-pub fn sample_languages(root: &Path, reader: Option<&ReaderProcess>) -> Result<LanguageSample> {
+/// Chunks read from the index for the sample, at most.
+const SAMPLE_CHUNKS: usize = 2_000;
+
+/// Samples the text of the folder `root` (see the module docs): from the
+/// index in `data_dir` when it has chunks (no file is read again), else
+/// from the files, PDFs and Word files through `reader` (a limited child
+/// process) or skipped.
+pub fn sample_languages(root: &Path, data_dir: &Path, reader: Option<&ReaderProcess>) -> Result<LanguageSample> {
     let listing = crate::scan::scan(root)?;
-    let mut sample = LanguageSample { documents: listing.files.len(), ..Default::default() };
+    let images = listing.files.iter().filter(|f| f.kind == DocKind::Image).count();
+    let mut sample = LanguageSample { documents: listing.files.len(), images, ..Default::default() };
+    let db = data_dir.join(crate::engine::DB_FILE);
+    let (indexed, chars) = if db.is_file() { crate::store::Store::open(&db)?.sample_texts(SAMPLE_CHUNKS)? } else { (Vec::new(), 0) };
+    if !indexed.is_empty() {
+        sample.sampled = indexed.len();
+        sample.estimated_chars = chars;
+        sample.languages = shares_of(indexed.iter().map(String::as_str));
+        return Ok(sample);
+    }
+    let (mut texts, mut sampled_bytes) = (Vec::new(), 0u64);
+    for file in listing.files.iter().filter(|f| f.kind != DocKind::Image && f.size <= SAMPLE_FILE_BYTES).take(SAMPLE_FILES) {
+        if let Some(text) = read_text(&file.abs, file.kind, reader) {
+            texts.push(text.chars().take(SAMPLE_CHARS).collect::<String>());
+            sampled_bytes += file.size;
+        }
+    }
+    // The folder's text, extrapolated from the sampled files' by their sizes.
+    let text_bytes: u64 = listing.files.iter().filter(|f| f.kind != DocKind::Image).map(|f| f.size).sum();
+    let sampled_chars: u64 = texts.iter().map(|t| t.chars().count() as u64).sum();
+    sample.estimated_chars = (sampled_chars as f64 * text_bytes as f64 / sampled_bytes.max(1) as f64) as u64;
+    sample.sampled = texts.len();
+    sample.languages = shares_of(texts.iter().map(String::as_str));
+    Ok(sample)
+}
+
+/// Each language's share of `texts`, paragraph by paragraph, weighed by length.
+fn shares_of<'a>(texts: impl Iterator<Item = &'a str>) -> BTreeMap<String, f32> {
     let mut weights: BTreeMap<String, f32> = BTreeMap::new();
-    let (mut sampled_bytes, mut sampled_chars, mut text_bytes) = (0u64, 0u64, 0u64);
-    for file in &listing.files {
-        if file.kind == DocKind::Image {
-            sample.images += 1;
-            continue;
-        }
-        text_bytes += file.size;
-        if sample.sampled >= SAMPLE_FILES || file.size > SAMPLE_FILE_BYTES {
-            continue;
-        }
-        let Some(text) = read_text(&file.abs, file.kind, reader) else { continue };
-        let text: String = text.chars().take(SAMPLE_CHARS).collect();
-        sample.sampled += 1;
-        sampled_bytes += file.size;
-        sampled_chars += text.chars().count() as u64;
-        for (language, weight) in paragraph_languages(&text) {
-            *weights.entry(language).or_default() += weight;
-        }
+    for (language, weight) in texts.flat_map(paragraph_languages) {
+        *weights.entry(language).or_default() += weight;
     }
     let total: f32 = weights.values().sum();
-    if total > 0.0 {
-        sample.languages = weights.into_iter().map(|(l, w)| (l, w / total)).collect();
-    }
-    if sampled_bytes > 0 {
-        sample.estimated_chars = (sampled_chars as f64 * text_bytes as f64 / sampled_bytes as f64) as u64;
-    }
-    Ok(sample)
+    weights.into_iter().filter(|_| total > 0.0).map(|(l, w)| (l, w / total)).collect()
 }
 
 /// The plain text of one document, if it can be read safely.
@@ -152,30 +162,32 @@ fn paragraph_languages(text: &str) -> Vec<(String, f32)> {
         .collect()
 }
 
-/// The two-letter code of common languages (the catalog's), else whatlang's three letters.
+/// Common languages: whatlang's code, the two-letter one (the catalog's), the English name.
+const LANGUAGES: [(&str, &str, &str); 18] = [
+    ("eng", "en", "English"),
+    ("cmn", "zh", "Chinese"),
+    ("jpn", "ja", "Japanese"),
+    ("kor", "ko", "Korean"),
+    ("fra", "fr", "French"),
+    ("deu", "de", "German"),
+    ("spa", "es", "Spanish"),
+    ("por", "pt", "Portuguese"),
+    ("ita", "it", "Italian"),
+    ("nld", "nl", "Dutch"),
+    ("rus", "ru", "Russian"),
+    ("ukr", "uk", "Ukrainian"),
+    ("pol", "pl", "Polish"),
+    ("tur", "tr", "Turkish"),
+    ("ara", "ar", "Arabic"),
+    ("hin", "hi", "Hindi"),
+    ("vie", "vi", "Vietnamese"),
+    ("tha", "th", "Thai"),
+];
+
+/// The two-letter code of a common language, else whatlang's three letters.
 fn language_code(lang: whatlang::Lang) -> String {
-    const TWO: [(&str, &str); 18] = [
-        ("eng", "en"),
-        ("cmn", "zh"),
-        ("jpn", "ja"),
-        ("kor", "ko"),
-        ("fra", "fr"),
-        ("deu", "de"),
-        ("spa", "es"),
-        ("por", "pt"),
-        ("ita", "it"),
-        ("nld", "nl"),
-        ("rus", "ru"),
-        ("ukr", "uk"),
-        ("pol", "pl"),
-        ("tur", "tr"),
-        ("ara", "ar"),
-        ("hin", "hi"),
-        ("vie", "vi"),
-        ("tha", "th"),
-    ];
     let code = lang.code();
-    TWO.iter().find(|(three, _)| *three == code).map_or(code, |(_, two)| two).to_string()
+    LANGUAGES.iter().find(|(three, ..)| *three == code).map_or(code, |(_, two, _)| two).to_string()
 }
 
 impl Machine {
@@ -273,27 +285,7 @@ fn from_catalog(id: &str, context: &Context, reason: String) -> Proposal {
 
 /// A language's English name, for the common ones (else its code).
 pub fn language_name(code: &str) -> &str {
-    const NAMES: [(&str, &str); 18] = [
-        ("en", "English"),
-        ("zh", "Chinese"),
-        ("ja", "Japanese"),
-        ("ko", "Korean"),
-        ("fr", "French"),
-        ("de", "German"),
-        ("es", "Spanish"),
-        ("pt", "Portuguese"),
-        ("it", "Italian"),
-        ("nl", "Dutch"),
-        ("ru", "Russian"),
-        ("uk", "Ukrainian"),
-        ("pl", "Polish"),
-        ("tr", "Turkish"),
-        ("ar", "Arabic"),
-        ("hi", "Hindi"),
-        ("vi", "Vietnamese"),
-        ("th", "Thai"),
-    ];
-    NAMES.iter().find(|(c, _)| *c == code).map_or(code, |(_, name)| name)
+    LANGUAGES.iter().find(|(_, two, _)| *two == code).map_or(code, |(.., name)| name)
 }
 
 /// Languages as words: "Chinese and English".
@@ -301,11 +293,11 @@ fn names(languages: &[String]) -> String {
     languages.iter().map(|l| language_name(l)).collect::<Vec<_>>().join(" and ")
 }
 
-/// Shares as words: "52% Chinese, 48% English".
+/// Shares as words: "52% Chinese, 48% English" (the main languages, largest first).
 fn shares(sample: &LanguageSample) -> String {
-    let mut listed: Vec<(&String, &f32)> = sample.languages.iter().filter(|(_, &s)| s >= LANGUAGE_FLOOR).collect();
-    listed.sort_by(|a, b| b.1.total_cmp(a.1));
-    listed.iter().map(|(l, s)| format!("{:.0}% {}", *s * 100.0, language_name(l))).collect::<Vec<_>>().join(", ")
+    let mut listed: Vec<(String, f32)> = sample.main_languages().into_iter().map(|l| (l.clone(), sample.languages[&l])).collect();
+    listed.sort_by(|a, b| b.1.total_cmp(&a.1));
+    listed.iter().map(|(l, s)| format!("{:.0}% {}", s * 100.0, language_name(l))).collect::<Vec<_>>().join(", ")
 }
 
 fn embedder(sample: &LanguageSample, languages: &[String], machine: &Machine, context: &Context) -> Proposal {
@@ -393,7 +385,7 @@ pub fn plan_here(config: &crate::EngineConfig, settings: &crate::settings::Setti
     let installed = |id: &str| manager.installed_dir(id).is_some();
     let context = Context { servers: &servers, installed: &installed, photos };
     let reader = ReaderProcess::this_executable(crate::reader::DEFAULT_MEMORY_MB);
-    let mut plan = plan(&config.knowledge_dir, &manager.install_dir, reader.as_ref(), &context)?;
+    let mut plan = plan(&config.knowledge_dir, &config.data_dir, &manager.install_dir, reader.as_ref(), &context)?;
     let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     if let Some(url) = env("KEA_LLM_BASE_URL").or_else(|| settings.llm.base_url.clone()) {
         let model = env("KEA_LLM_MODEL").or_else(|| settings.llm.model.clone()).unwrap_or_default();
@@ -419,8 +411,8 @@ pub fn plan_here(config: &crate::EngineConfig, settings: &crate::settings::Setti
 }
 
 /// The plan for the folder `knowledge` on this machine (see the module docs).
-pub fn plan(knowledge: &Path, models_dir: &Path, reader: Option<&ReaderProcess>, context: &Context) -> Result<Plan> {
-    let sample = sample_languages(knowledge, reader)?;
+pub fn plan(knowledge: &Path, data_dir: &Path, models_dir: &Path, reader: Option<&ReaderProcess>, context: &Context) -> Result<Plan> {
+    let sample = sample_languages(knowledge, data_dir, reader)?;
     let machine = Machine::read(models_dir);
     let proposal = propose(&sample, &machine, context);
     let servers = context.servers.to_vec();

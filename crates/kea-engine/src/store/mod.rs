@@ -278,6 +278,17 @@ impl Store {
         Ok(delta)
     }
 
+    /// About `n` chunk texts spread evenly over the index, and the
+    /// characters of all chunks (for sampling what the folder is written in).
+    pub fn sample_texts(&self, n: usize) -> Result<(Vec<String>, u64)> {
+        let (count, chars): (i64, i64) =
+            self.conn.query_row("SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM chunks", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let step = (count as usize / n.max(1)).max(1) as i64;
+        let mut stmt = self.conn.prepare("SELECT text FROM chunks WHERE id % ?1 = 0 LIMIT ?2")?;
+        let texts = stmt.query_map(rusqlite::params![step, n as i64], |r| r.get::<_, String>(0))?.collect::<std::result::Result<_, _>>()?;
+        Ok((texts, chars as u64))
+    }
+
     pub fn chunk_count(&self) -> Result<usize> {
         Ok(self.conn.query_row("SELECT COUNT(*) FROM chunks", [], |r| r.get::<_, i64>(0))? as usize)
     }
