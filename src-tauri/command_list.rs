@@ -25,6 +25,7 @@ pub const COMMANDS: &[&str] = &[
     "run_eval",
     "models_list",
     "setup_plan",
+    "setup_done",
     "model_install",
     "model_cancel",
     "model_remove",

@@ -47,6 +47,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         run_eval,
         models_list,
         setup_plan,
+        setup_done,
         model_install,
         model_cancel,
         model_remove,
@@ -334,21 +335,39 @@ async fn models_list(state: State<'_, AppState>) -> Result<Vec<ModelDto>, ErrorD
 #[tauri::command]
 async fn setup_plan(state: State<'_, AppState>, photos: bool) -> Result<PlanDto, ErrorDto> {
     let (config, settings) = (state.engine_config()?, state.settings());
-    blocking(move || Ok(PlanDto::from(&kea_engine::setup::plan_here(&config, &settings, &[], photos)?))).await
+    blocking(move || Ok(PlanDto::new(&kea_engine::setup::plan_here(&config, &settings, &[], photos)?, !settings.setup_done))).await
 }
 
-/// Downloads a model, streaming progress; `model_cancel` stops it (resumable).
+/// The first-run plan was applied, reviewed or skipped: not offered on launch again.
 #[tauri::command]
-async fn model_install(state: State<'_, AppState>, id: String, on_progress: Channel<DownloadDto>) -> Result<(), ErrorDto> {
+fn setup_done(state: State<'_, AppState>) -> Result<(), ErrorDto> {
+    let mut settings = state.settings();
+    settings.setup_done = true;
+    state.store_settings(settings)
+}
+
+/// Downloads models one after another with one progress across them;
+/// `model_cancel` with any of their ids stops it (resumable).
+#[tauri::command]
+async fn model_install(state: State<'_, AppState>, ids: Vec<String>, on_progress: Channel<DownloadDto>) -> Result<(), ErrorDto> {
     let (config, settings, cancel) = (state.engine_config()?, state.settings(), CancelToken::new());
-    state.downloads.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
-    let model = id.clone();
+    let register = |add: bool| {
+        let mut downloads = state.downloads.lock().unwrap_or_else(|p| p.into_inner());
+        for id in &ids {
+            match add {
+                true => drop(downloads.insert(id.clone(), cancel.clone())),
+                false => drop(downloads.remove(id)),
+            }
+        }
+    };
+    register(true);
+    let (models, token) = (ids.clone(), cancel.clone());
     let result = blocking(move || {
         let mut send = |p: &kea_engine::model::download::DownloadProgress| drop(on_progress.send(DownloadDto::from(p)));
-        Ok(settings.model_manager(&config).install(&model, &mut send, &cancel).map(drop)?)
+        Ok(settings.model_manager(&config).install_all(&models, &mut send, &token)?)
     })
     .await;
-    state.downloads.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    register(false);
     result
 }
 

@@ -952,10 +952,13 @@ pub struct PlanDto {
     /// The folder's languages the embedder in use does not read.
     pub uncovered: Vec<String>,
     pub embedder: String,
+    /// Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
+    pub first_run: bool,
 }
 
-impl From<&kea_engine::setup::Plan> for PlanDto {
-    fn from(p: &kea_engine::setup::Plan) -> Self {
+impl PlanDto {
+    /// `first_run`: the data folder's settings say the plan was never applied, reviewed or skipped.
+    pub fn new(p: &kea_engine::setup::Plan, first_run: bool) -> Self {
         let mut languages: Vec<(String, f32)> = p.languages.iter().map(|(l, s)| (l.clone(), *s)).collect();
         languages.sort_by(|a, b| b.1.total_cmp(&a.1));
         PlanDto {
@@ -981,11 +984,14 @@ impl From<&kea_engine::setup::Plan> for PlanDto {
                 .collect(),
             uncovered: p.uncovered.clone(),
             embedder: p.embedder.clone(),
+            first_run,
         }
     }
 }
 
-/// Download progress of a model (over the install command's Channel).
+/// Download progress of one model or several installed together (over the
+/// install command's Channel): bytes across all of them, `models_done` of
+/// `models` finished, the model and file being fetched now.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct DownloadDto {
     pub model: String,
@@ -994,11 +1000,20 @@ pub struct DownloadDto {
     pub done_bytes: u64,
     #[ts(type = "number")]
     pub total_bytes: u64,
+    pub models_done: usize,
+    pub models: usize,
 }
 
 impl From<&kea_engine::model::download::DownloadProgress> for DownloadDto {
     fn from(p: &kea_engine::model::download::DownloadProgress) -> Self {
-        DownloadDto { model: p.model.clone(), file: p.file.clone(), done_bytes: p.done_bytes, total_bytes: p.total_bytes }
+        DownloadDto {
+            model: p.model.clone(),
+            file: p.file.clone(),
+            done_bytes: p.done_bytes,
+            total_bytes: p.total_bytes,
+            models_done: p.models_done,
+            models: p.models,
+        }
     }
 }
 

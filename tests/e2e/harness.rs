@@ -62,19 +62,23 @@ impl App {
     /// Starts the app; `llm_url` points it at an OpenAI-compatible endpoint
     /// (else it runs without a language model).
     pub async fn start(name: &str, llm_url: Option<&str>) -> App {
-        App::start_with(name, llm_url, &[]).await
+        App::start_with(name, llm_url, &[], &[]).await
     }
 
-    /// Like [`App::start`], with extra environment for the app (an empty value unsets).
+    /// Like [`App::start`], with extra environment for the app (an empty
+    /// value unsets) and folders copied into the knowledge folder first.
     // The guard is held on purpose for the app's whole life (one window on
     // the display at a time); each test runs on its own runtime and thread.
     #[allow(clippy::await_holding_lock)]
-    pub async fn start_with(name: &str, llm_url: Option<&str>, env: &[(&str, String)]) -> App {
+    pub async fn start_with(name: &str, llm_url: Option<&str>, env: &[(&str, String)], seed: &[PathBuf]) -> App {
         assert!(std::env::var_os("DISPLAY").is_some(), "no display: run under xvfb-run (make test does)");
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let root = tempfile::tempdir().unwrap();
         let (knowledge, data) = (root.path().join("knowledge"), root.path().join("data"));
         std::fs::create_dir_all(&knowledge).unwrap();
+        for folder in seed {
+            copy_folder(folder, &knowledge.join(folder.file_name().unwrap()));
+        }
         let (port, native_port) = (free_port(), free_port());
         let mut command = Command::new(tauri_driver());
         command.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()]);
@@ -289,6 +293,14 @@ pub async fn retry<T, F: Future<Output = Option<T>>>(timeout: Duration, mut f: i
 }
 
 /// The repository's sample knowledge (English species pages).
+/// Copies the files of `from` (not its subfolders) into a new folder `to`.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten().filter(|e| e.path().is_file()) {
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
 pub fn sample_parrots() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/parrots")
 }

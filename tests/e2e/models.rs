@@ -40,7 +40,7 @@ async fn a_photo_without_an_image_model_offers_the_download_and_the_models_page_
         std::os::unix::fs::symlink(repo_models.join(shared), models.path().join(shared)).unwrap();
     }
     let env = [("HF_ENDPOINT", hub.endpoint.clone()), ("KEA_MODELS_DIR", models.path().display().to_string()), ("KEA_IMAGE_MODEL", String::new())];
-    let mut app = App::start_with("models", None, &env).await;
+    let mut app = App::start_with("models", None, &env, &[]).await;
     app.wait_text("#engine-state", WAIT, |t| t.contains("all-minilm")).await;
 
     let photo = app.root.path().join("bird.png");
@@ -87,7 +87,7 @@ async fn model_ids_and_paths_from_the_webview_are_refused(app: &App) {
     for id in [absolute.as_str(), "../../victim", "../victim", "a/../../victim", "victim\0", "..", ".downloads"] {
         for (command, args) in [
             ("model_remove", serde_json::json!({"id": id})),
-            ("model_install", serde_json::json!({"id": id, "onProgress": channel})),
+            ("model_install", serde_json::json!({"ids": [id], "onProgress": channel})),
             ("model_use", serde_json::json!({"role": "llm", "id": id})),
         ] {
             let err = app.try_invoke(command, args).await.expect_err(command);

@@ -73,6 +73,22 @@ impl LocalHub {
     }
 }
 
+/// An ONNX text model's files in a repository: the graph under `onnx/`,
+/// the tokenizer files at the root (`(path in the repository, file name)`).
+pub const ONNX_TEXT_MODEL: [(&str, &str); 5] = [
+    ("onnx/model.onnx", "model.onnx"),
+    ("tokenizer.json", "tokenizer.json"),
+    ("config.json", "config.json"),
+    ("special_tokens_map.json", "special_tokens_map.json"),
+    ("tokenizer_config.json", "tokenizer_config.json"),
+];
+
+/// The files of the model folder `dir` served as repository `repo`
+/// (`repo/path` → bytes), laid out as `files` says.
+pub fn repository(repo: &str, dir: &std::path::Path, files: &[(&str, &str)]) -> HashMap<String, Vec<u8>> {
+    files.iter().map(|(path, local)| (format!("{repo}/{path}"), std::fs::read(dir.join(local)).unwrap())).collect()
+}
+
 fn is_large(path: &str) -> bool {
     path.ends_with(".onnx") || path.ends_with(".gguf")
 }

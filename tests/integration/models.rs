@@ -7,22 +7,14 @@
 
 use std::collections::HashMap;
 
-use super::hub::{git_blob_id, sha256_hex, Fault, LocalHub, COMMIT};
+use super::hub::{git_blob_id, repository, sha256_hex, Fault, LocalHub, COMMIT, ONNX_TEXT_MODEL};
 use super::util::{repo_root, Sandbox};
 
 const REPO: &str = "BAAI/bge-reranker-base";
-const FILES: [(&str, &str); 5] = [
-    ("onnx/model.onnx", "model.onnx"),
-    ("tokenizer.json", "tokenizer.json"),
-    ("config.json", "config.json"),
-    ("special_tokens_map.json", "special_tokens_map.json"),
-    ("tokenizer_config.json", "tokenizer_config.json"),
-];
 
 /// The fixture reranker's files under the catalog's repository paths.
 pub fn reranker_files() -> HashMap<String, Vec<u8>> {
-    let dir = super::util::fixture_models().join("fixture-reranker");
-    FILES.iter().map(|(path, local)| (format!("{REPO}/{path}"), std::fs::read(dir.join(local)).unwrap())).collect()
+    repository(REPO, &super::util::fixture_models().join("fixture-reranker"), &ONNX_TEXT_MODEL)
 }
 
 fn install(sandbox: &Sandbox, hub: &LocalHub, id: &str) -> std::process::Output {
@@ -115,8 +107,8 @@ fn an_install_is_pinned_to_its_commit_and_hashes_and_a_repair_must_match_them() 
     let source = &manifest["source"];
     assert_eq!(source["commit"], COMMIT, "{source}");
     let files = source["files"].as_array().unwrap();
-    assert_eq!(files.len(), FILES.len());
-    for (path, local) in FILES {
+    assert_eq!(files.len(), ONNX_TEXT_MODEL.len());
+    for (path, local) in ONNX_TEXT_MODEL {
         let record = files.iter().find(|f| f["path"] == path).unwrap_or_else(|| panic!("{path} recorded: {source}"));
         let bytes = std::fs::read(folder.join(local)).unwrap();
         assert_eq!(record["size"].as_u64(), Some(bytes.len() as u64), "{record}");

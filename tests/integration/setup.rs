@@ -89,5 +89,7 @@ fn setup_yes_installs_and_uses_the_proposed_models() {
     let downloaded = proposed(&planned, "reranker").is_some();
     assert_eq!(hub.log().iter().any(|r| r.starts_with("GET")), downloaded, "the reranker, and only it, came from the hub: {:?}", hub.log());
     assert_eq!(sandbox.index()["embedded"], 0, "the embedder stayed: nothing re-embedded");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(sandbox.data.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(settings["setup_done"], true, "the app does not offer the plan again: {settings}");
     assert!(!super::util::repo_root().join("models/bge-reranker-base").exists(), "installed into --models-dir only");
 }

@@ -64,10 +64,13 @@ export const api = {
   runEval: (golden: string | null, configs: string[]) => invoke<EvalDto[]>("run_eval", { golden, configs }),
   modelsList: () => invoke<ModelDto[]>("models_list"),
   setupPlan: (photos: boolean) => invoke<PlanDto>("setup_plan", { photos }),
-  modelInstall: (id: string, onProgress: (p: DownloadDto) => void) => {
+  /** The plan was applied, reviewed or skipped: not offered on launch again. */
+  setupDone: () => invoke<void>("setup_done"),
+  /** Installs `ids` one after another; progress counts bytes across all of them. */
+  modelInstall: (ids: string[], onProgress: (p: DownloadDto) => void) => {
     const channel = new Channel<DownloadDto>();
     channel.onmessage = onProgress;
-    return invoke<void>("model_install", { id, onProgress: channel });
+    return invoke<void>("model_install", { ids, onProgress: channel });
   },
   modelCancel: (id: string) => invoke<void>("model_cancel", { id }),
   modelRemove: (id: string) => invoke<void>("model_remove", { id }),

@@ -361,7 +361,7 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
 function offerImageModel(body: HTMLElement, image: { path?: string; bytes?: Uint8Array; name?: string }) {
   const progress = el("div");
   const start = button(t("id.download_model"), async () => {
-    if (await downloadInto(progress, IMAGE_MODEL)) void identify(image);
+    if (await downloadInto(progress, [IMAGE_MODEL])) void identify(image);
   }, "primary");
   progress.append(start);
   body.replaceChildren(el("p", t("id.no_model")), progress);

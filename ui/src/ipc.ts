@@ -23,7 +23,11 @@ servers: Array<string>, proposal: Array<ProposalDto>,
 /**
  * The folder's languages the embedder in use does not read.
  */
-uncovered: Array<string>, embedder: string, };
+uncovered: Array<string>, embedder: string, 
+/**
+ * Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
+ */
+first_run: boolean, };
 export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
 export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
 /**
@@ -162,7 +166,7 @@ secrets_in_keyring: boolean, rerank: boolean, mmr: boolean, mmr_lambda: number, 
  */
 language: "zh" | "en" | null, theme: ThemeDto, photo_classifier: PhotoClassifierDto, };
 export type ModelDto = { id: string, role: ModelRoleDto, name: string, languages: Array<string>, size_bytes: number, license: string, description: string, installed: boolean, active: boolean, downloadable: boolean, };
-export type DownloadDto = { model: string, file: string, done_bytes: number, total_bytes: number, };
+export type DownloadDto = { model: string, file: string, done_bytes: number, total_bytes: number, models_done: number, models: number, };
 export type RemoteEmbedderDto = { base_url: string, model: string, api_key: string | null, api: "openai" | "ollama", 
 /**
  * Comma-separated, e.g. `zh,en`; empty means many.

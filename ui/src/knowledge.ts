@@ -5,6 +5,7 @@ import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, type DocumentDto, type ImportProgressDto } from "./api";
 import { identify } from "./chat";
+import { renderSetup } from "./setup";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { t } from "./i18n";
 import { applyProgress, asCommandError, formatBytes, idle, isImagePath, type Progress } from "./state";
@@ -139,6 +140,8 @@ export function setupKnowledge() {
     showProgress();
     if (p.type === "file_done") scheduleRefresh();
     if (p.type === "finished") void refreshStatus();
+    // New text may bring a language the embedder does not read.
+    if (p.type === "finished" && p.embedded > 0) void renderSetup();
   });
   void getCurrentWebview().onDragDropEvent((event) => {
     const pane = $("knowledge");

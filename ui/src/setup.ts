@@ -1,15 +1,14 @@
 // The first-run plan (Settings → "Recommended for your documents", offered
 // by a card over the chat on first launch): the folder's languages, this machine, and one proposed
-// model per role with why, its size and the re-embedding time; each can be
-// downloaded and used in one click. Also the knowledge pane's notice when the
-// embedder in use does not read a language of the folder.
+// model per role with why, its size and the re-embedding time; each, or the
+// whole set at once (one progress across the downloads, then re-embedding),
+// is downloaded and used in one click. Also the knowledge pane's notice when
+// the embedder in use does not read a language of the folder.
 import { api, type ModelDto, type PlanDto, type ProposalDto } from "./api";
-import { $, button, el, toastError } from "./dom";
+import { $, button, el, toast, toastError } from "./dom";
 import { downloadInto, renderModels, useModel } from "./models";
 import { t, type Key } from "./i18n";
 import { asCommandError, formatBytes } from "./state";
-
-const SEEN = "kea.setup.seen";
 
 /** A language's name in the interface language (else its code). */
 function languageName(code: string): string {
@@ -49,7 +48,7 @@ function action(p: ProposalDto, active: boolean, cell: HTMLElement): HTMLElement
   if (active) return el("span", t("models.active"), "badge");
   if (p.base_url) return el("span", t("setup.server_hint"), "muted");
   const apply = async () => {
-    if (!p.installed && !(await downloadInto(cell, p.id))) return;
+    if (!p.installed && !(await downloadInto(cell, [p.id]))) return;
     await useModel({ role: p.role, id: p.id });
     await Promise.all([renderSetup(), renderModels()]);
   };
@@ -69,6 +68,33 @@ function proposalRow(p: ProposalDto, plan: PlanDto, models: ModelDto[]): HTMLEle
   cell.append(action(p, active, cell));
   item.append(text, cell);
   return item;
+}
+
+/** Proposals not in use yet that Kea installs itself (a server's model is chosen under Language model). */
+function pendingOf(plan: PlanDto, models: ModelDto[]): ProposalDto[] {
+  return plan.proposal.filter((p) => !p.base_url && !models.some((m) => m.id === p.id && m.role === p.role && m.active));
+}
+
+/** Installs what `pending` lacks (one progress in `container`), then uses each; the embedder last, as switching it re-embeds. */
+async function applyAll(pending: ProposalDto[], container: HTMLElement) {
+  const downloads = pending.filter((p) => !p.installed).map((p) => p.id);
+  if (downloads.length && !(await downloadInto(container, downloads))) return;
+  const ordered = [...pending].sort((a, b) => Number(a.role === "embedder") - Number(b.role === "embedder"));
+  for (const p of ordered) await api.modelUse(p.role, p.id);
+  await api.setupDone();
+  toast(t("setup.applied"));
+  await Promise.all([renderSetup(), renderModels()]);
+}
+
+/** The one-click button for the whole set, with the download size on it and the re-embedding cost beside it. */
+function applyAllControls(pending: ProposalDto[], container: HTMLElement): HTMLElement[] {
+  if (pending.length === 0) return [];
+  const bytes = pending.filter((p) => !p.installed).reduce((sum, p) => sum + p.bytes, 0);
+  const label = bytes > 0 ? t("setup.apply_all", { size: formatBytes(bytes) }) : t("setup.use_all");
+  const controls: HTMLElement[] = [button(label, () => void applyAll(pending, container).catch(toastError), "setup-all primary")];
+  const reembed = pending.find((p) => p.role === "embedder")?.reembed_seconds;
+  if (reembed) controls.push(el("span", t("setup.apply_reembed", { minutes: minutes(reembed) }), "muted"));
+  return controls;
 }
 
 /** The knowledge pane's notice: a language of the folder the embedder in use does not read. */
@@ -98,8 +124,12 @@ export function openSetup() {
   $("setup").scrollIntoView({ block: "start" });
 }
 
+/** Counts calls of `renderSetup`: only the latest one draws (an older plan may arrive last). */
+let renders = 0;
+
 /** Samples the folder, draws the plan, the notice and, on first launch, the card. */
 export async function renderSetup() {
+  const call = ++renders;
   let plan: PlanDto;
   let models: ModelDto[];
   try {
@@ -108,35 +138,37 @@ export async function renderSetup() {
     if (asCommandError(e).kind !== "not_ready") toastError(e);
     return;
   }
+  if (call !== renders) return;
   const gib = (plan.ram_bytes / 2 ** 30).toFixed(0);
   const found = plan.languages.length ? shares(plan) : t("setup.no_text");
   $("setup-summary").textContent = t("setup.summary", { languages: found, documents: plan.documents, memory: gib, cores: plan.cores });
   $("setup-list").replaceChildren(...plan.proposal.map((p) => proposalRow(p, plan, models)));
+  const all = $("setup-apply-all");
+  all.replaceChildren(...applyAllControls(pendingOf(plan, models), all));
   showNotice(plan);
   showFirstRun(plan, models);
 }
 
-/** On first launch, a card over the chat offers the plan (Review) until it is reviewed or skipped. */
+/** Until the plan is applied, reviewed or skipped for this data folder, a card over the chat offers it on launch. */
 function showFirstRun(plan: PlanDto, models: ModelDto[]) {
   const card = $("setup-card");
-  const pending = plan.proposal.filter((p) => !models.some((m) => m.id === p.id && m.active) && !p.base_url);
-  if (localStorage.getItem(SEEN) || pending.length === 0) {
+  const pending = pendingOf(plan, models);
+  if (!plan.first_run || pending.length === 0) {
     card.hidden = true;
     return;
   }
   const done = () => {
-    localStorage.setItem(SEEN, "1");
     card.hidden = true;
+    void api.setupDone().catch(toastError);
   };
   const names = pending.map((p) => `${t(`models.role.${p.role}` as Key)}: ${p.id}`).join(", ");
-  card.replaceChildren(
-    el("span", t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names })),
-    button(t("setup.review"), () => {
-      done();
-      openSetup();
-    }, "small"),
-    button(t("setup.skip"), done, "small"),
-  );
+  const actions = el("div", undefined, "setup-actions");
+  const review = button(t("setup.review"), () => {
+    done();
+    openSetup();
+  }, "small");
+  actions.append(...applyAllControls(pending, actions), review, button(t("setup.skip"), done, "small"));
+  card.replaceChildren(el("span", t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names })), actions);
   card.hidden = false;
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { EvalDto } from "./api";
 import { layoutBars, METRICS } from "./chart";
 import { pickLanguage, setLanguage, t } from "./i18n";
-import { applyProgress, asCommandError, formatBytes, idle } from "./state";
+import { applyProgress, asCommandError, formatBytes, idle, RateMeter, secondsLeft } from "./state";
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
@@ -91,5 +91,26 @@ describe("evaluation chart", () => {
     expect([b.config, b.height, b.y]).toEqual(["hybrid", 200, 0]);
     expect(b.x).toBeGreaterThan(a.x);
     expect(bars.every((bar) => bar.x + bar.width <= 600)).toBe(true);
+  });
+});
+
+describe("download speed and time left", () => {
+  it("measures from the first report, after two seconds, and starts again after a pause", () => {
+    let now = 0;
+    const meter = new RateMeter(() => now);
+    expect(meter.update(1_000_000)).toBeNull();
+    now = 1000;
+    expect(meter.update(2_000_000)).toBeNull();
+    now = 4000;
+    expect(meter.update(5_000_000)).toBe(1_000_000);
+    meter.reset();
+    expect(meter.update(5_000_000)).toBeNull();
+  });
+
+  it("turns bytes left into seconds, unknown without a speed", () => {
+    expect(secondsLeft(10_000_000, 1_000_000)).toBe(10);
+    expect(secondsLeft(1, 1_000_000)).toBe(1);
+    expect(secondsLeft(10, null)).toBeNull();
+    expect(secondsLeft(10, 0)).toBeNull();
   });
 });

@@ -85,3 +85,28 @@ export function piecesOfPassage<T extends { str: string }>(pieces: T[], passage:
     return piece.length >= 3 && wanted.includes(piece);
   });
 }
+
+/** A download's speed, measured from the first report after a (re)start. */
+export class RateMeter {
+  private start: { at: number; bytes: number } | null = null;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** Folds in the bytes done so far; bytes per second once 2 s have passed, else null. */
+  update(bytes: number): number | null {
+    const at = this.now();
+    if (!this.start || bytes < this.start.bytes) this.start = { at, bytes };
+    const seconds = (at - this.start.at) / 1000;
+    return seconds >= 2 ? (bytes - this.start.bytes) / seconds : null;
+  }
+
+  reset() {
+    this.start = null;
+  }
+}
+
+/** Whole seconds left at `bytesPerSecond` (null when the speed is not known or zero). */
+export function secondsLeft(remainingBytes: number, bytesPerSecond: number | null): number | null {
+  if (!bytesPerSecond || bytesPerSecond <= 0) return null;
+  return Math.ceil(Math.max(0, remainingBytes) / bytesPerSecond);
+}

@@ -54,7 +54,8 @@ pub fn run(command: &ModelsCommand, config: EngineConfig, install_dir: Option<Pa
     match command {
         ModelsCommand::List { json } => list(&settings, &manager, &config, *json),
         ModelsCommand::Install { id } => {
-            let path = install(&manager, id)?;
+            install(&manager, std::slice::from_ref(id))?;
+            let path = manager.installed_dir(id).unwrap_or_default();
             println!("installed {id} in {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
@@ -110,8 +111,9 @@ fn list(settings: &Settings, manager: &kea_engine::model::manager::ModelManager,
     Ok(ExitCode::SUCCESS)
 }
 
-/// Downloads with a progress bar on a terminal; Ctrl+C cancels (resumable).
-pub fn install(manager: &kea_engine::model::manager::ModelManager, id: &str) -> anyhow::Result<PathBuf> {
+/// Downloads `ids` (missing ones, one after another) with one progress bar
+/// on a terminal across all of them; Ctrl+C cancels (resumable).
+pub fn install(manager: &kea_engine::model::manager::ModelManager, ids: &[String]) -> anyhow::Result<()> {
     let cancel = CancelToken::new();
     let interrupted = cancel.clone();
     let _ = ctrlc::set_handler(move || interrupted.cancel());
@@ -122,12 +124,13 @@ pub fn install(manager: &kea_engine::model::manager::ModelManager, id: &str) -> 
     let mut on_progress = |p: &DownloadProgress| {
         bar.set_length(p.total_bytes);
         bar.set_position(p.done_bytes);
-        bar.set_message(format!("{} {}", p.model, p.file));
+        let step = if p.models > 1 { format!("({}/{}) ", p.models_done + 1, p.models) } else { String::new() };
+        bar.set_message(format!("{step}{} {}", p.model, p.file));
     };
-    let result = manager.install(id, &mut on_progress, &cancel);
+    let result = manager.install_all(ids, &mut on_progress, &cancel);
     bar.finish_and_clear();
     match result {
-        Err(kea_engine::Error::Cancelled) => anyhow::bail!("download of {id} cancelled; `kea models install {id}` resumes it"),
+        Err(kea_engine::Error::Cancelled) => anyhow::bail!("download cancelled; the same command resumes it"),
         other => Ok(other?),
     }
 }

@@ -99,9 +99,10 @@ fn apply(
     settings_path: &std::path::Path,
     manager: &kea_engine::model::manager::ModelManager,
 ) -> anyhow::Result<ExitCode> {
-    for p in plan.proposal.iter().filter(|p| !p.installed && p.base_url.is_none()) {
-        eprintln!("installing {} …", p.id);
-        crate::models::install(manager, &p.id)?;
+    let missing: Vec<String> = plan.proposal.iter().filter(|p| !p.installed && p.base_url.is_none()).map(|p| p.id.clone()).collect();
+    if !missing.is_empty() {
+        eprintln!("installing {} …", missing.join(", "));
+        crate::models::install(manager, &missing)?;
     }
     let mut embedder = None;
     for p in &plan.proposal {
@@ -111,6 +112,7 @@ fn apply(
             (role, None) => settings.choose(role, Some(p.id.clone())),
         }
     }
+    settings.setup_done = true;
     settings.save(settings_path)?;
     match embedder.filter(|p| p.id != plan.embedder) {
         Some(Proposal { id, .. }) => crate::models::switch_embedder(config, settings, settings_path, id),

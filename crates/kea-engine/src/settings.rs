@@ -117,6 +117,9 @@ pub struct Settings {
     pub models: ModelChoices,
     /// A team store shared with other instances (takes effect at the next start).
     pub team: crate::team::TeamConfig,
+    /// The first-run plan was applied, reviewed or skipped (`kea setup --yes`
+    /// or the app): the app stops offering it on launch.
+    pub setup_done: bool,
 }
 
 impl Settings {

@@ -54,13 +54,17 @@ pub struct RemoteFile {
     pub commit: Option<String>,
 }
 
-/// Bytes received so far, for a progress bar.
+/// Bytes received so far, for a progress bar: across every file of a
+/// model, or of several models installed together (`models_done` of
+/// `models` finished; the model and file being fetched now).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DownloadProgress {
     pub model: String,
     pub file: String,
     pub done_bytes: u64,
     pub total_bytes: u64,
+    pub models_done: usize,
+    pub models: usize,
 }
 
 /// An HTTP client for one hub endpoint.
