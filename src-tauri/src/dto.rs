@@ -271,6 +271,9 @@ pub enum ReasonDto {
     OtherLanguage,
     ModelFoundNoAnswer,
     ModelAnswered,
+    JudgedInTranslation {
+        query: String,
+    },
 }
 
 impl From<&Reason> for ReasonDto {
@@ -289,6 +292,7 @@ impl From<&Reason> for ReasonDto {
             Reason::OtherLanguage => ReasonDto::OtherLanguage,
             Reason::ModelFoundNoAnswer => ReasonDto::ModelFoundNoAnswer,
             Reason::ModelAnswered => ReasonDto::ModelAnswered,
+            Reason::JudgedInTranslation { query } => ReasonDto::JudgedInTranslation { query: query.clone() },
         }
     }
 }

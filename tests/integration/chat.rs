@@ -262,3 +262,40 @@ fn a_model_that_writes_answers_settles_an_unsure_outcome() {
     assert_eq!(relevance["outcome"], "answered");
     assert!(relevance["reason"].as_str().unwrap().contains("the language model answered from the passages"), "{relevance}");
 }
+
+/// A model that routes is asked for the search in the documents' language
+/// when none of them is in the question's (issue 29): over English-only
+/// documents indexed with the English-only embedder, a Chinese question is
+/// answered from the right document through that translated query; routed
+/// by keywords (nothing translated), the same question finds nothing to cite.
+#[test]
+fn a_question_in_another_language_than_the_documents_is_also_searched_in_theirs() {
+    use kea_llm::testing::{scripted, sse_stream};
+    let sandbox = Sandbox::empty();
+    for (file, text) in [
+        ("lamp.md", "# Desk lamp\n\n## Bulbs\n\nThe desk lamp takes an E14 bulb of at most 40 watts. Warm white bulbs suit reading.\n"),
+        ("kettle.md", "# Kettle\n\n## Descaling\n\nBoil a mix of water and white vinegar, then rinse the kettle twice.\n"),
+        ("bicycle.md", "# Bicycle\n\n## Tyres\n\nPump the tyres to the pressure printed on their side, about 4 bar for city tyres.\n"),
+    ] {
+        std::fs::write(sandbox.path(file), text).unwrap();
+    }
+    sandbox.index();
+    let question = "台灯应该装什么样的灯泡？";
+    let route = serde_json::json!({"is_followup": false, "use_rag": true, "search_query": "台灯 灯泡", "translated_query": "desk lamp bulb"});
+    let reply = "The desk lamp takes an E14 bulb of at most 40 watts [S1].";
+    let server = scripted(vec![sse_stream(&route.to_string()), sse_stream(reply)]);
+    let base = format!("{}/v1", server.url);
+    let answer = ask(&sandbox, &[question, "--provider", "openai", "--base-url", &base, "--model", "scripted", "--router", "llm"]);
+    let asked = server.bodies.lock().unwrap()[0].clone();
+    assert!(asked.contains("also output translated_query, search_query translated into English"), "{asked}");
+    assert!(asked.contains("translated_query"), "the schema asks for it: {asked}");
+    assert_eq!(answer["route"]["translated_query"], "desk lamp bulb", "{answer}");
+    assert_eq!(answer["outcome"], "answered", "{answer}");
+    assert_eq!(answer["citations"][0]["source"], "lamp.md", "{answer}");
+    let reason = answer["retrieval"]["relevance"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("judged on the question in the documents' language, “desk lamp bulb”"), "{reason}");
+
+    let untranslated = ask_scripted(&sandbox, question, reply);
+    assert_ne!(untranslated["outcome"], "answered", "{untranslated}");
+    assert!(untranslated["citations"].as_array().unwrap().iter().all(|c| c["source"] != "lamp.md"), "{untranslated}");
+}

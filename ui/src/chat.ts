@@ -127,6 +127,8 @@ function reasonText(reason: ReasonDto): string {
       return t("reason.coverage", { share: Math.round(reason.share * 100) });
     case "not_in_any_document":
       return t("reason.not_in_any_document", { terms: reason.terms.join("”, “") });
+    case "judged_in_translation":
+      return t("reason.judged_in_translation", { query: reason.query });
     case "answer_type_missing":
       return t("reason.answer_type_missing", { asked: t(`answer_kind.${reason.asked}` as Key) });
     case "similarity":

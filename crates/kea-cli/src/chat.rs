@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use kea_engine::chat::router::{keyword_route, route};
+use kea_engine::chat::router::{keyword_route, route, RouteContext};
 use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
 use kea_engine::settings::Settings;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
@@ -212,7 +212,7 @@ pub fn eval_router(config: EngineConfig, settings: &Settings, args: &LlmArgs, pa
     let started = Instant::now();
     for item in &items {
         let subject = item.subject.as_deref();
-        let (r, fallback) = route(choice.provider.as_ref(), &item.question, subject, None, &|| false);
+        let (r, fallback) = route(choice.provider.as_ref(), &item.question, &RouteContext { subject, ..RouteContext::default() }, &|| false);
         fallbacks += usize::from(fallback.is_some());
         let ok = |use_rag: bool, followup: bool| use_rag == item.use_rag && (!item.use_rag || followup == item.is_followup);
         let llm_ok = ok(r.use_rag, r.is_followup);

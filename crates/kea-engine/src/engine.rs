@@ -394,7 +394,14 @@ impl Engine {
     /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]),
     /// with its names translated when their documents are in the other language.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retriever().retrieve_queries(&self.with_translated_names(vec![query.to_string()])?, config)
+        self.retrieve_translated(query, None, config)
+    }
+
+    /// [`Engine::retrieve`] with the question in the documents' language
+    /// as a router that translates gives it (searched, and judged when the
+    /// question is not answered).
+    pub(crate) fn retrieve_translated(&self, query: &str, translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
+        self.retriever().retrieve_queries(&self.with_translated_names(vec![query.to_string()])?, translated, config)
     }
 
     /// `queries` and, after the first, that query with the names of
@@ -409,7 +416,7 @@ impl Engine {
     }
 
     /// The collection's names, rebuilt when the store has changed since.
-    fn name_index(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
+    pub(crate) fn name_index(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
         let generation = self.reader.lock().unwrap_or_else(|p| p.into_inner()).generation()?;
         let mut cached = self.names.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, index)) = cached.as_ref().filter(|(at, _)| *at == generation) {

@@ -29,6 +29,10 @@ pub struct GoldenItem {
     /// `"test"`: held out, never used to calibrate (its figures are the ones reported).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<String>,
+    /// The question in the documents' language, as a router that
+    /// translates would give it (searched and judged as in a chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translated: Option<String>,
 }
 
 impl GoldenItem {
@@ -223,7 +227,7 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
     let mut decisions = Vec::with_capacity(items.len());
     for item in items {
-        let retrieval = engine.retrieve(&item.query, &config)?;
+        let retrieval = engine.retrieve_translated(&item.query, item.translated.as_deref(), &config)?;
         for fallback in retrieval.trace.fallbacks {
             *fallbacks.entry(fallback).or_default() += 1;
         }
@@ -263,7 +267,12 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
 
 /// The signals every golden question gets from retrieval with `config`.
 fn samples(engine: &Engine, items: &[&GoldenItem], config: &RetrievalConfig) -> Result<Vec<Sample>> {
-    items.iter().map(|item| Ok(Sample { signals: engine.retrieve(&item.query, config)?.relevance.signals, answerable: item.answerable })).collect()
+    items
+        .iter()
+        .map(|item| {
+            Ok(Sample { signals: engine.retrieve_translated(&item.query, item.translated.as_deref(), config)?.relevance.signals, answerable: item.answerable })
+        })
+        .collect()
 }
 
 /// The signals the shipped model weighs; `dense` only for the embedder it is fitted with.

@@ -119,6 +119,21 @@ impl NameIndex {
     pub fn translate(&self, query: &str) -> Option<String> {
         translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or("en"))
     }
+
+    /// The language most documents are in, when none is in `question`'s
+    /// language (`None` for an empty collection or one the question's
+    /// language is part of).
+    pub fn other_language(&self, question: &str) -> Option<&'static str> {
+        let asked = crate::retrieve::query_language(question);
+        let mut counts: std::collections::BTreeMap<&'static str, usize> = std::collections::BTreeMap::new();
+        for language in self.languages.values() {
+            *counts.entry(language).or_default() += 1;
+        }
+        if counts.contains_key(asked) {
+            return None;
+        }
+        counts.into_iter().max_by_key(|(_, n)| *n).map(|(language, _)| language)
+    }
 }
 
 /// Labels from indexed documents, sorted by name.

@@ -104,7 +104,12 @@ impl Engine {
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "router" });
         let topic = self.profile().collection.topic;
-        let (route, router_fallback) = router::decide(options.router, llm, question, subject.as_deref(), topic.as_deref(), cancelled);
+        let documents_language = match options.router {
+            router::RouterMode::Llm => self.name_index()?.other_language(question).map(crate::setup::language_name),
+            router::RouterMode::Keywords => None,
+        };
+        let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };
+        let (route, router_fallback) = router::decide(options.router, llm, question, &context, cancelled);
         sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
 
         let retrieval = if route.use_rag { Some(self.retrieve_for_chat(llm, question, &route, options, sink)?) } else { None };
@@ -157,7 +162,7 @@ impl Engine {
         if options.enhance.query_expansion {
             queries.extend(enhance::expand_query(llm, question));
         }
-        let mut result = self.retriever().retrieve_queries(&queries, &options.retrieval)?;
+        let mut result = self.retriever().retrieve_queries(&queries, route.translated_query.as_deref(), &options.retrieval)?;
         if options.enhance.llm_rerank {
             let (kept, note) = enhance::apply_llm_rerank(llm, &self.llm_rerank_cache, &route.search_query, std::mem::take(&mut result.hits), &options.enhance);
             result.trace.fallbacks.extend(note);

@@ -1,8 +1,10 @@
 //! The question router: decides per message whether the knowledge base is
 //! needed (`use_rag`), whether it continues the conversation's subject
-//! (`is_followup`), and what to search for. An LLM answers a few-shot
-//! prompt under a JSON schema (a grammar on llama.cpp); when it fails or
-//! returns junk, keyword rules in Chinese and English decide instead.
+//! (`is_followup`), and what to search for; when no document is in the
+//! question's language, also that search in the documents' language
+//! (`translated_query`). An LLM answers a few-shot prompt under a JSON
+//! schema (a grammar on llama.cpp); when it fails or returns junk, keyword
+//! rules in Chinese and English decide instead (and nothing is translated).
 
 use kea_llm::{json::extract_object, Message, Provider, Request, Role};
 use serde::{Deserialize, Serialize};
@@ -32,18 +34,23 @@ impl RouterMode {
     }
 }
 
+/// What the router is told besides the question.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RouteContext<'a> {
+    /// The conversation's last subject.
+    pub subject: Option<&'a str>,
+    /// What the collection is about.
+    pub topic: Option<&'a str>,
+    /// The documents' language (its English name) when none of them is
+    /// in the question's: the query is also asked for in that language.
+    pub documents_language: Option<&'a str>,
+}
+
 /// Routes `question` the way `mode` says.
-pub fn decide(
-    mode: RouterMode,
-    llm: &dyn Provider,
-    question: &str,
-    subject: Option<&str>,
-    topic: Option<&str>,
-    cancelled: &(dyn Fn() -> bool + Sync),
-) -> (Route, Option<String>) {
+pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, context: &RouteContext, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
     match mode {
-        RouterMode::Llm => route(llm, question, subject, topic, cancelled),
-        RouterMode::Keywords => (keyword_route(question, subject), None),
+        RouterMode::Llm => route(llm, question, context, cancelled),
+        RouterMode::Keywords => (keyword_route(question, context.subject), None),
     }
 }
 
@@ -60,12 +67,17 @@ pub struct Route {
     pub is_followup: bool,
     pub use_rag: bool,
     pub search_query: String,
+    /// The search query in the documents' language, asked for when they
+    /// are in another language than the question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translated_query: Option<String>,
     pub decided_by: DecidedBy,
 }
 
-/// The JSON schema the router's answer must follow.
-pub fn route_schema() -> serde_json::Value {
-    json!({
+/// The JSON schema the router's answer must follow (`translated`: with
+/// the query in the documents' language).
+pub fn route_schema(translated: bool) -> serde_json::Value {
+    let mut schema = json!({
         "type": "object",
         "properties": {
             "is_followup": {"type": "boolean"},
@@ -74,7 +86,12 @@ pub fn route_schema() -> serde_json::Value {
         },
         "required": ["is_followup", "use_rag", "search_query"],
         "additionalProperties": false
-    })
+    });
+    if translated {
+        schema["properties"]["translated_query"] = json!({"type": "string"});
+        schema["required"].as_array_mut().expect("a list").push("translated_query".into());
+    }
+    schema
 }
 
 const INSTRUCTIONS: &str = "You route questions for an assistant that answers from the user's documents{topic}. \
@@ -113,22 +130,36 @@ fn user_turn(subject: &str, question: &str) -> String {
 }
 
 /// The few-shot conversation for a question. The examples come first and
-/// never change, so llama.cpp reuses their cached keys and values.
-pub fn router_messages(question: &str, subject: Option<&str>, topic: Option<&str>) -> Vec<Message> {
-    let topic = topic.map_or_else(String::new, |t| format!(" about {t}"));
+/// never change, so llama.cpp reuses their cached keys and values; a
+/// request for the query in the documents' language ends the last turn.
+pub fn router_messages(question: &str, context: &RouteContext) -> Vec<Message> {
+    let topic = context.topic.map_or_else(String::new, |t| format!(" about {t}"));
     let mut messages = vec![Message::new(Role::System, INSTRUCTIONS.replace("{topic}", &topic))];
     for (s, q, a) in EXAMPLES {
         messages.push(Message::new(Role::User, user_turn(s, q)));
         messages.push(Message::new(Role::Assistant, *a));
     }
-    messages.push(Message::new(Role::User, user_turn(subject.unwrap_or("none"), question)));
+    let mut last = user_turn(context.subject.unwrap_or("none"), question);
+    if let Some(language) = context.documents_language {
+        last.push_str(&format!(
+            "\nThe documents are in {language}, not in the question's language: also output translated_query, search_query translated into {language}."
+        ));
+    }
+    messages.push(Message::new(Role::User, last));
     messages
 }
 
 /// Parses the router's output (tolerantly: the first `{` to the last `}`).
-pub fn parse_route(text: &str) -> Option<(bool, bool, String)> {
+pub fn parse_route(text: &str) -> Option<Route> {
     let v = extract_object(text)?;
-    Some((v.get("is_followup")?.as_bool()?, v.get("use_rag")?.as_bool()?, v.get("search_query")?.as_str()?.trim().to_string()))
+    let text_of = |key: &str| v.get(key).and_then(|t| t.as_str()).map(|t| t.trim().to_string());
+    Some(Route {
+        is_followup: v.get("is_followup")?.as_bool()?,
+        use_rag: v.get("use_rag")?.as_bool()?,
+        search_query: text_of("search_query")?,
+        translated_query: text_of("translated_query").filter(|t| !t.is_empty()),
+        decided_by: DecidedBy::Llm,
+    })
 }
 
 const SMALL_TALK: &[&str] = &[
@@ -179,35 +210,39 @@ pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
         (true, true, Some(s)) => format!("{} {}", subject_name(s, question), question.trim()),
         _ => question.trim().to_string(),
     };
-    Route { is_followup: followup && use_rag, use_rag, search_query, decided_by: DecidedBy::Keywords }
+    Route { is_followup: followup && use_rag, use_rag, search_query, translated_query: None, decided_by: DecidedBy::Keywords }
 }
 
 /// Routes with the LLM, falling back to keywords; the error (if any) says
 /// why the fallback was used.
-pub fn route(llm: &dyn Provider, question: &str, subject: Option<&str>, topic: Option<&str>, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
-    let mut request = Request::new(router_messages(question, subject, topic));
-    request.max_tokens = 96;
-    request.json_schema = Some(route_schema());
+pub fn route(llm: &dyn Provider, question: &str, context: &RouteContext, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+    let subject = context.subject;
+    let mut request = Request::new(router_messages(question, context));
+    request.max_tokens = if context.documents_language.is_some() { 160 } else { 96 };
+    request.json_schema = Some(route_schema(context.documents_language.is_some()));
     request.stop = vec!["\nUser:".into()];
-    let outcome = llm.complete(&request, &mut |_| {}, cancelled);
-    match outcome {
-        Ok(completion) => match parse_route(&completion.text) {
-            Some((is_followup, use_rag, mut search_query)) => {
-                if use_rag && search_query.is_empty() {
-                    search_query = question.trim().to_string();
-                }
-                if let (true, Some(s)) = (is_followup, subject) {
-                    let name = subject_name(s, question);
-                    if !search_query.contains(name) {
-                        search_query = format!("{name} {search_query}");
-                    }
-                }
-                (Route { is_followup: is_followup && subject.is_some(), use_rag, search_query, decided_by: DecidedBy::Llm }, None)
-            }
-            None => (keyword_route(question, subject), Some(format!("unparseable router output: {:?}", completion.text.chars().take(120).collect::<String>()))),
-        },
-        Err(e) => (keyword_route(question, subject), Some(e.to_string())),
+    let completion = match llm.complete(&request, &mut |_| {}, cancelled) {
+        Ok(completion) => completion,
+        Err(e) => return (keyword_route(question, subject), Some(e.to_string())),
+    };
+    let Some(mut route) = parse_route(&completion.text) else {
+        let shown: String = completion.text.chars().take(120).collect();
+        return (keyword_route(question, subject), Some(format!("unparseable router output: {shown:?}")));
+    };
+    if route.use_rag && route.search_query.is_empty() {
+        route.search_query = question.trim().to_string();
     }
+    if let (true, Some(s)) = (route.is_followup, subject) {
+        let name = subject_name(s, question);
+        if !route.search_query.contains(name) {
+            route.search_query = format!("{name} {}", route.search_query);
+        }
+    }
+    route.is_followup &= subject.is_some();
+    if !route.use_rag || context.documents_language.is_none() {
+        route.translated_query = None;
+    }
+    (route, None)
 }
 
 #[cfg(test)]
@@ -238,26 +273,32 @@ mod tests {
 
     #[test]
     fn router_output_parses_tolerantly() {
-        assert_eq!(
-            parse_route(r#" {"is_followup": false, "use_rag": true, "search_query": " cockatiel diet "}"#),
-            Some((false, true, "cockatiel diet".into()))
-        );
+        let parsed = parse_route(r#" {"is_followup": false, "use_rag": true, "search_query": " cockatiel diet "}"#).unwrap();
+        assert_eq!((parsed.is_followup, parsed.use_rag, parsed.search_query.as_str(), parsed.translated_query), (false, true, "cockatiel diet", None));
+        let translated =
+            parse_route(r#"{"is_followup": false, "use_rag": true, "search_query": "石英 硬度", "translated_query": " quartz hardness "}"#).unwrap();
+        assert_eq!(translated.translated_query.as_deref(), Some("quartz hardness"));
         assert_eq!(parse_route("Sure: {\"use_rag\": true}"), None, "missing fields are junk");
         assert_eq!(parse_route("no json at all"), None);
     }
 
     #[test]
     fn prompt_ends_with_the_question_and_keeps_a_stable_prefix() {
-        let a = router_messages("Q1", None, Some("minerals"));
-        let b = router_messages("Q2", Some("Cockatiel"), Some("minerals"));
+        let a = router_messages("Q1", &RouteContext { topic: Some("minerals"), ..RouteContext::default() });
+        let b = router_messages("Q2", &RouteContext { subject: Some("Cockatiel"), topic: Some("minerals"), documents_language: None });
+        let c = router_messages("Q3", &RouteContext { topic: Some("minerals"), documents_language: Some("English"), ..RouteContext::default() });
         assert!(a[0].content.contains("documents about minerals."));
         assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
+        assert_eq!(a[..a.len() - 1], c[..c.len() - 1], "asking for a translation keeps the cached prefix");
         assert_eq!(b.last().unwrap().content, "Last subject: Cockatiel\nQuestion: Q2");
+        assert!(c.last().unwrap().content.ends_with("also output translated_query, search_query translated into English."));
+        assert!(route_schema(true)["required"].as_array().unwrap().contains(&"translated_query".into()));
+        assert!(route_schema(false)["properties"].get("translated_query").is_none());
     }
 
     #[test]
     fn a_failing_llm_falls_back_to_keywords() {
-        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", None, None, &|| false);
+        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", &RouteContext::default(), &|| false);
         assert_eq!(route.decided_by, DecidedBy::Keywords);
         assert!(route.use_rag);
         assert!(why.unwrap().contains("no language model"));

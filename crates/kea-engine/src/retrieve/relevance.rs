@@ -89,6 +89,11 @@ pub enum Reason {
     /// A model that writes answers judged the passages (see `chat::answer`).
     ModelFoundNoAnswer,
     ModelAnswered,
+    /// Judged on the question translated into the documents' language
+    /// (the router's translation), which the passages answer better.
+    JudgedInTranslation {
+        query: String,
+    },
 }
 
 impl Reason {
@@ -107,6 +112,7 @@ impl Reason {
             Reason::OtherLanguage => "the passages found are in another language than the question".into(),
             Reason::ModelFoundNoAnswer => "the language model found no answer in the passages".into(),
             Reason::ModelAnswered => "the language model answered from the passages, and its sentences hold".into(),
+            Reason::JudgedInTranslation { query } => format!("judged on the question in the documents' language, “{query}”"),
         }
     }
 }
@@ -182,6 +188,34 @@ impl Retriever<'_> {
             unknown_noun: terms.iter().zip(&counts).any(|(t, &c)| c == 0 && is_specific_chinese_noun(t)),
             missing: terms.iter().zip(&counts).filter(|(t, _)| !found.contains(t.as_str())).map(|(t, &c)| (t.clone(), c)).collect(),
         })
+    }
+
+    /// Like [`Retriever::judge_relevance`], also judging `translated` (the
+    /// question in the documents' language) when `query` is not answered:
+    /// the better outcome stands, saying so.
+    pub(crate) fn judge_relevance_translated(
+        &self,
+        query: &str,
+        translated: Option<&str>,
+        hits: &[Hit],
+        trace: &Trace,
+        config: &RetrievalConfig,
+    ) -> Result<Relevance> {
+        let judged = self.judge_relevance(query, hits, trace, config)?;
+        let Some(translated) = translated.filter(|_| judged.outcome != Outcome::Answered) else { return Ok(judged) };
+        let mut other = self.judge_relevance(translated, hits, trace, config)?;
+        let rank = |o: Outcome| match o {
+            Outcome::Answered => 2,
+            Outcome::Unsure => 1,
+            Outcome::Refused => 0,
+        };
+        if rank(other.outcome) <= rank(judged.outcome) {
+            return Ok(judged);
+        }
+        let mut reasons = std::mem::take(&mut other.reasons);
+        reasons.insert(0, Reason::JudgedInTranslation { query: translated.to_string() });
+        other.decide(other.outcome, reasons);
+        Ok(other)
     }
 
     /// Decides whether `hits` answer `query` (see the module docs).

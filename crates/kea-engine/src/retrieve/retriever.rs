@@ -56,15 +56,18 @@ impl<'a> Retriever<'a> {
 
     /// Runs the retrieval pipeline for `query`.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retrieve_queries(&[query.to_string()], config)
+        self.retrieve_queries(&[query.to_string()], None, config)
     }
 
     /// Runs the pipeline for several phrasings of one question (query
-    /// expansion): each is retrieved, and a chunk keeps its best score per
-    /// retriever before fusion. The first query is the main one.
-    pub fn retrieve_queries(&self, queries: &[String], config: &RetrievalConfig) -> Result<Retrieval> {
+    /// expansion, translated names): each is retrieved, and a chunk keeps
+    /// its best score per retriever before fusion. The first query is the
+    /// main one; `translated`, the question in the documents' language, is
+    /// searched too and may decide relevance when the main one does not.
+    pub fn retrieve_queries(&self, queries: &[String], translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
         let total = std::time::Instant::now();
-        let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).collect();
+        let translated = translated.map(prepare_query).filter(|q| !q.is_empty());
+        let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).chain(translated.clone()).collect();
         let Some(main) = prepared.first().cloned() else {
             return Err(Error::InvalidInput("the search query is empty".into()));
         };
@@ -72,7 +75,7 @@ impl<'a> Retriever<'a> {
             return Err(Error::InvalidInput("enable dense or sparse retrieval (or both)".into()));
         }
         let mut trace = Trace {
-            query: queries.join(" | "),
+            query: queries.iter().map(String::as_str).chain(translated.as_deref()).collect::<Vec<_>>().join(" | "),
             prepared_query: prepared.join(" | "),
             stages: Vec::new(),
             fallbacks: Vec::new(),
@@ -116,17 +119,24 @@ impl<'a> Retriever<'a> {
                 })
             })
             .collect();
-        self.finish(main, hits, config, trace, total)
+        self.finish((&main, translated.as_deref()), hits, config, trace, total)
     }
 
     /// Context assembly and the relevance decision, timed into the trace.
-    fn finish(&self, query: String, hits: Vec<Hit>, config: &RetrievalConfig, mut trace: Trace, total: std::time::Instant) -> Result<Retrieval> {
+    fn finish(
+        &self,
+        (query, translated): (&str, Option<&str>),
+        hits: Vec<Hit>,
+        config: &RetrievalConfig,
+        mut trace: Trace,
+        total: std::time::Instant,
+    ) -> Result<Retrieval> {
         let t = super::start();
         let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
         let context = context::assemble(&chunks, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
-        let relevance = self.judge_relevance(&query, &hits, &trace, config)?;
+        let relevance = self.judge_relevance_translated(query, translated, &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
         trace.passages = self.name_passages(&trace, &hits)?;
         trace.total_ms = super::elapsed_ms(total);
