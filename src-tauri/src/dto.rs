@@ -956,6 +956,8 @@ pub struct PlanDto {
     /// The folder's languages the embedder in use does not read.
     pub uncovered: Vec<String>,
     pub embedder: String,
+    /// The languages the embedder reads (empty when many or not known).
+    pub embedder_languages: Vec<String>,
     /// Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
     pub first_run: bool,
 }
@@ -988,6 +990,7 @@ impl PlanDto {
                 .collect(),
             uncovered: p.uncovered.clone(),
             embedder: p.embedder.clone(),
+            embedder_languages: p.embedder_languages.clone(),
             first_run,
         }
     }

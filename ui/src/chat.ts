@@ -10,6 +10,7 @@ import { downloadInto } from "./models";
 const IMAGE_MODEL = "clip-vit-b-32-vision";
 import { language, t, type Key } from "./i18n";
 import { renderMarkdown } from "./markdown";
+import { questionNotice } from "./setup";
 import { asCommandError } from "./state";
 
 let chatId: number | null = null;
@@ -287,6 +288,8 @@ async function ask(question: string) {
     item.classList.add(`outcome-${answer.outcome}`);
     if (answer.related.length) body.append(relatedReading(answer.related));
     if (answer.unsupported.length) body.append(unsupportedSentences(answer.unsupported));
+    const unread = questionNotice(question);
+    if (unread) body.append(unread);
     for (const s of answer.summaries) {
       const cited = answer.citations.find((c) => c.chunk_ids.includes(s.chunk_id));
       if (cited && s.summary) body.append(el("p", `${cited.id} · ${s.summary}`, "summary muted"));

@@ -25,6 +25,10 @@ servers: Array<string>, proposal: Array<ProposalDto>,
  */
 uncovered: Array<string>, embedder: string, 
 /**
+ * The languages the embedder reads (empty when many or not known).
+ */
+embedder_languages: Array<string>, 
+/**
  * Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
  */
 first_run: boolean, };

@@ -8,7 +8,7 @@ import { api, type ModelDto, type PlanDto, type ProposalDto } from "./api";
 import { $, button, el, toast, toastError } from "./dom";
 import { downloadInto, renderModels, useModel } from "./models";
 import { t, type Key } from "./i18n";
-import { asCommandError, formatBytes } from "./state";
+import { asCommandError, formatBytes, questionLanguage } from "./state";
 
 /** A language's name in the interface language (else its code). */
 function languageName(code: string): string {
@@ -126,6 +126,18 @@ export function openSetup() {
 
 /** Counts calls of `renderSetup`: only the latest one draws (an older plan may arrive last). */
 let renders = 0;
+/** The plan last drawn. */
+let current: PlanDto | null = null;
+
+/** Under an answer: the question is in a language the embedder in use does not read. */
+export function questionNotice(question: string): HTMLElement | null {
+  const language = questionLanguage(question);
+  if (!current?.embedder_languages.length || current.embedder_languages.includes(language)) return null;
+  const text = t("setup.question_notice", { embedder: current.embedder, language: languageName(language) });
+  const box = el("p", undefined, "notice question-notice");
+  box.append(el("span", text), button(t("setup.review"), () => openSetup(), "small"));
+  return box;
+}
 
 /** Samples the folder, draws the plan, the notice and, on first launch, the card. */
 export async function renderSetup() {
@@ -139,6 +151,7 @@ export async function renderSetup() {
     return;
   }
   if (call !== renders) return;
+  current = plan;
   const gib = (plan.ram_bytes / 2 ** 30).toFixed(0);
   const found = plan.languages.length ? shares(plan) : t("setup.no_text");
   $("setup-summary").textContent = t("setup.summary", { languages: found, documents: plan.documents, memory: gib, cores: plan.cores });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { EvalDto } from "./api";
 import { layoutBars, METRICS } from "./chart";
 import { pickLanguage, setLanguage, t } from "./i18n";
-import { applyProgress, asCommandError, formatBytes, idle, RateMeter, secondsLeft } from "./state";
+import { applyProgress, asCommandError, formatBytes, idle, questionLanguage, RateMeter, secondsLeft } from "./state";
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
@@ -112,5 +112,13 @@ describe("download speed and time left", () => {
     expect(secondsLeft(1, 1_000_000)).toBe(1);
     expect(secondsLeft(10, null)).toBeNull();
     expect(secondsLeft(10, 0)).toBeNull();
+  });
+});
+
+describe("question language", () => {
+  it("is Chinese with any CJK character, else English", () => {
+    expect(questionLanguage("它吃什么？")).toBe("zh");
+    expect(questionLanguage("What does the 玄凤 eat?")).toBe("zh");
+    expect(questionLanguage("What do cockatiels eat?")).toBe("en");
   });
 });

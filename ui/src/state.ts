@@ -110,3 +110,8 @@ export function secondsLeft(remainingBytes: number, bytesPerSecond: number | nul
   if (!bytesPerSecond || bytesPerSecond <= 0) return null;
   return Math.ceil(Math.max(0, remainingBytes) / bytesPerSecond);
 }
+
+/** A question's language as the engine tells it: Chinese when it has CJK characters, else English. */
+export function questionLanguage(text: string): "zh" | "en" {
+  return /[\u3400-\u9fff\uf900-\ufaff]/.test(text) ? "zh" : "en";
+}

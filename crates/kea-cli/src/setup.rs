@@ -71,7 +71,7 @@ fn print_plan(plan: &Plan) {
     let m = &plan.machine;
     println!("machine: {:.1} GiB memory, {} cores{}", m.ram_bytes as f64 / (1u64 << 30) as f64, m.cores, if m.avx2 { ", AVX2" } else { "" });
     if !plan.uncovered.is_empty() {
-        let names: Vec<&str> = plan.uncovered.iter().map(|l| setup::language_name(l)).collect();
+        let names: Vec<&str> = plan.uncovered.iter().map(|l| kea_engine::language::name(l)).collect();
         println!("note: the embedder in use ({}) does not read {}", plan.embedder, names.join(" or "));
     }
     for s in &plan.servers {

@@ -339,6 +339,11 @@ impl Engine {
                 let requested = format!("{id} ({} dimensions, the index has {dim})", model.dim());
                 return Err(Error::ReembedRequired { indexed: id.clone(), requested, chunks });
             }
+            // Another instance switched the index since this one opened: never switch it back.
+            let replaced = |(id, _): &&(String, usize)| id != model.model_id() && chunks > 0 && !self.config.reembed;
+            if let Some((id, _)) = recorded.as_ref().filter(replaced) {
+                return Err(Error::ReembedRequired { indexed: id.clone(), requested: model.model_id().to_string(), chunks });
+            }
             if recorded != Some((model.model_id().to_string(), model.dim())) {
                 // A remote or hub model (dimension unknown at open), or an allowed switch.
                 self.check_team_model(model.model_id(), model.dim())?;
@@ -479,6 +484,13 @@ impl Engine {
         if let Some(team) = self.team.as_ref().filter(|t| t.needs_reconcile()) {
             // A write failed (the server was lost): redo what it left undone.
             crate::team::reconcile(team, &self.store())?;
+        }
+        // A switch allowed at open but not made there (a remote embedder's
+        // dimension is known once it answers): made now, so this sync embeds
+        // every document again rather than only the changed ones.
+        let indexed = self.store().model()?.map(|(id, _)| id);
+        if self.config.reembed && indexed.is_some_and(|id| id != self.config.model_id) {
+            self.with_embedder(|_| Ok(()))?;
         }
         let run = cancel.linked();
         *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());

@@ -16,6 +16,7 @@ pub mod identify;
 pub mod import;
 mod ingest;
 pub mod labels;
+pub mod language;
 mod manage;
 pub mod model;
 pub mod profile;

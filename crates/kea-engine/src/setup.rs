@@ -93,6 +93,8 @@ pub struct Plan {
     pub uncovered: Vec<String>,
     /// The embedder in use.
     pub embedder: String,
+    /// The languages it reads (ISO codes; empty when many or not known).
+    pub embedder_languages: Vec<String>,
 }
 
 /// Chunks read from the index for the sample, at most.
@@ -157,37 +159,9 @@ fn paragraph_languages(text: &str) -> Vec<(String, f32)> {
         .filter_map(|p| {
             let info = whatlang::detect(p)?;
             let han = info.script() == whatlang::Script::Mandarin;
-            (han || info.is_reliable()).then(|| (language_code(info.lang()), estimate_tokens(p) as f32))
+            (han || info.is_reliable()).then(|| (crate::language::code_of(info.lang()), estimate_tokens(p) as f32))
         })
         .collect()
-}
-
-/// Common languages: whatlang's code, the two-letter one (the catalog's), the English name.
-const LANGUAGES: [(&str, &str, &str); 18] = [
-    ("eng", "en", "English"),
-    ("cmn", "zh", "Chinese"),
-    ("jpn", "ja", "Japanese"),
-    ("kor", "ko", "Korean"),
-    ("fra", "fr", "French"),
-    ("deu", "de", "German"),
-    ("spa", "es", "Spanish"),
-    ("por", "pt", "Portuguese"),
-    ("ita", "it", "Italian"),
-    ("nld", "nl", "Dutch"),
-    ("rus", "ru", "Russian"),
-    ("ukr", "uk", "Ukrainian"),
-    ("pol", "pl", "Polish"),
-    ("tur", "tr", "Turkish"),
-    ("ara", "ar", "Arabic"),
-    ("hin", "hi", "Hindi"),
-    ("vie", "vi", "Vietnamese"),
-    ("tha", "th", "Thai"),
-];
-
-/// The two-letter code of a common language, else whatlang's three letters.
-fn language_code(lang: whatlang::Lang) -> String {
-    let code = lang.code();
-    LANGUAGES.iter().find(|(three, ..)| *three == code).map_or(code, |(_, two, _)| two).to_string()
 }
 
 impl Machine {
@@ -283,21 +257,16 @@ fn from_catalog(id: &str, context: &Context, reason: String) -> Proposal {
     }
 }
 
-/// A language's English name, for the common ones (else its code).
-pub fn language_name(code: &str) -> &str {
-    LANGUAGES.iter().find(|(_, two, _)| *two == code).map_or(code, |(.., name)| name)
-}
-
 /// Languages as words: "Chinese and English".
 fn names(languages: &[String]) -> String {
-    languages.iter().map(|l| language_name(l)).collect::<Vec<_>>().join(" and ")
+    languages.iter().map(|l| crate::language::name(l)).collect::<Vec<_>>().join(" and ")
 }
 
 /// Shares as words: "52% Chinese, 48% English" (the main languages, largest first).
 fn shares(sample: &LanguageSample) -> String {
     let mut listed: Vec<(String, f32)> = sample.main_languages().into_iter().map(|l| (l.clone(), sample.languages[&l])).collect();
     listed.sort_by(|a, b| b.1.total_cmp(&a.1));
-    listed.iter().map(|(l, s)| format!("{:.0}% {}", s * 100.0, language_name(l))).collect::<Vec<_>>().join(", ")
+    listed.iter().map(|(l, s)| format!("{:.0}% {}", s * 100.0, crate::language::name(l))).collect::<Vec<_>>().join(", ")
 }
 
 fn embedder(sample: &LanguageSample, languages: &[String], machine: &Machine, context: &Context) -> Proposal {
@@ -403,10 +372,12 @@ pub fn plan_here(config: &crate::EngineConfig, settings: &crate::settings::Setti
     }
     let active = settings.active_models(crate::Engine::indexed_model(&config.data_dir)?);
     plan.embedder = active.get(&Role::Embedder).cloned().unwrap_or_default();
-    plan.uncovered = match catalog::find(&plan.embedder).filter(|e| !e.languages.is_empty()) {
+    let known = catalog::find(&plan.embedder).filter(|e| !e.languages.is_empty() && !e.covers("multilingual"));
+    plan.uncovered = match &known {
         Some(entry) => main_languages(&plan.languages).into_iter().filter(|l| !entry.covers(l)).collect(),
         None => Vec::new(),
     };
+    plan.embedder_languages = known.map(|e| e.languages).unwrap_or_default();
     Ok(plan)
 }
 
@@ -425,6 +396,7 @@ pub fn plan(knowledge: &Path, data_dir: &Path, models_dir: &Path, reader: Option
         proposal,
         uncovered: Vec::new(),
         embedder: String::new(),
+        embedder_languages: Vec::new(),
     })
 }
 

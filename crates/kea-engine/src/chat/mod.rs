@@ -105,7 +105,7 @@ impl Engine {
         sink(ChatEvent::ToolStart { tool: "router" });
         let topic = self.profile().collection.topic;
         let documents_language = match options.router {
-            router::RouterMode::Llm => self.name_index()?.other_language(question).map(crate::setup::language_name),
+            router::RouterMode::Llm => self.name_index()?.other_language(question).map(crate::language::name),
             router::RouterMode::Keywords => None,
         };
         let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };
