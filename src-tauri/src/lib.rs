@@ -238,7 +238,7 @@ fn replace_engine(app: &AppHandle, config: EngineConfig) -> Option<Arc<Engine>> 
         watcher.stop();
     }
     if let Ok(previous) = state.engine() {
-        previous.cancel_indexing();
+        previous.retire();
     }
     let _ = std::fs::create_dir_all(&config.knowledge_dir);
     let engine = match Engine::open(config) {

@@ -38,9 +38,16 @@ function documentRow(doc: DocumentDto): HTMLElement {
   return item;
 }
 
+/** Counts status requests: an answer older than the last one drawn is dropped (it may come from the engine a model switch replaced). */
+let statusRequests = 0;
+let statusDrawn = 0;
+
 export async function refreshStatus() {
+  const request = ++statusRequests;
   try {
     const status = await api.status();
+    if (request < statusDrawn) return;
+    statusDrawn = request;
     $("engine-state").textContent = `${status.model_id ?? "no embedding model"} · ${formatBytes(status.index_bytes)}`;
     $("engine-state").title = status.knowledge_dir;
     $("knowledge-summary").textContent = t("knowledge.summary", { docs: status.documents.length, chunks: status.chunks, size: formatBytes(status.index_bytes) });

@@ -75,15 +75,23 @@ function pendingOf(plan: PlanDto, models: ModelDto[]): ProposalDto[] {
   return plan.proposal.filter((p) => !p.base_url && !models.some((m) => m.id === p.id && m.role === p.role && m.active));
 }
 
+/** True while the whole set is being applied: its progress is not redrawn away. */
+let applying = false;
+
 /** Installs what `pending` lacks (one progress in `container`), then uses each; the embedder last, as switching it re-embeds. */
 async function applyAll(pending: ProposalDto[], container: HTMLElement) {
-  const downloads = pending.filter((p) => !p.installed).map((p) => p.id);
-  if (downloads.length && !(await downloadInto(container, downloads))) return;
-  const ordered = [...pending].sort((a, b) => Number(a.role === "embedder") - Number(b.role === "embedder"));
-  for (const p of ordered) await api.modelUse(p.role, p.id);
-  await api.setupDone();
-  toast(t("setup.applied"));
-  await Promise.all([renderSetup(), renderModels()]);
+  applying = true;
+  try {
+    const downloads = pending.filter((p) => !p.installed).map((p) => p.id);
+    if (downloads.length && !(await downloadInto(container, downloads))) return;
+    const ordered = [...pending].sort((a, b) => Number(a.role === "embedder") - Number(b.role === "embedder"));
+    for (const p of ordered) await api.modelUse(p.role, p.id);
+    await api.setupDone();
+    toast(t("setup.applied"));
+  } finally {
+    applying = false;
+    await Promise.all([renderSetup(), renderModels()]);
+  }
 }
 
 /** The one-click button for the whole set, with the download size on it and the re-embedding cost beside it. */
@@ -156,9 +164,10 @@ export async function renderSetup() {
   const found = plan.languages.length ? shares(plan) : t("setup.no_text");
   $("setup-summary").textContent = t("setup.summary", { languages: found, documents: plan.documents, memory: gib, cores: plan.cores });
   $("setup-list").replaceChildren(...plan.proposal.map((p) => proposalRow(p, plan, models)));
+  showNotice(plan);
+  if (applying) return;
   const all = $("setup-apply-all");
   all.replaceChildren(...applyAllControls(pendingOf(plan, models), all));
-  showNotice(plan);
   showFirstRun(plan, models);
 }
 

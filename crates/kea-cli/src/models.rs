@@ -111,8 +111,8 @@ fn list(settings: &Settings, manager: &kea_engine::model::manager::ModelManager,
     Ok(ExitCode::SUCCESS)
 }
 
-/// Downloads `ids` (missing ones, one after another) with one progress bar
-/// on a terminal across all of them; Ctrl+C cancels (resumable).
+/// Downloads `ids` one after another with one progress bar on a terminal
+/// across all of them; Ctrl+C cancels (resumable).
 pub fn install(manager: &kea_engine::model::manager::ModelManager, ids: &[String]) -> anyhow::Result<()> {
     let cancel = CancelToken::new();
     let interrupted = cancel.clone();

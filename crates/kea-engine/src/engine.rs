@@ -172,6 +172,8 @@ pub struct Engine {
     ocr: std::sync::OnceLock<Option<Ocr>>,
     /// The running sync's own cancel token, whoever started it.
     active_run: Mutex<Option<CancelToken>>,
+    /// Set by [`Engine::retire`]: another engine replaces this one.
+    retired: std::sync::atomic::AtomicBool,
     /// When the vector file was last saved, and whether the index has
     /// changed since (saved on a debounce after a sync of some paths).
     vectors_saved: Mutex<VectorsSaved>,
@@ -289,6 +291,7 @@ impl Engine {
             sync_lock: Mutex::new(()),
             ocr: std::sync::OnceLock::new(),
             active_run: Mutex::new(None),
+            retired: std::sync::atomic::AtomicBool::new(false),
             vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
@@ -481,6 +484,9 @@ impl Engine {
 
     fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.retired.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::Cancelled);
+        }
         if let Some(team) = self.team.as_ref().filter(|t| t.needs_reconcile()) {
             // A write failed (the server was lost): redo what it left undone.
             crate::team::reconcile(team, &self.store())?;
@@ -497,6 +503,16 @@ impl Engine {
         let report = self.indexer().sync(scope, sink, &run);
         *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = None;
         report
+    }
+
+    /// Stops this engine's indexing for good, before another engine opens
+    /// the same data folder (a model switch): the run in progress is
+    /// cancelled and waited for, and later syncs return `Cancelled` without
+    /// touching the index, so two engines never write it at once.
+    pub fn retire(&self) {
+        self.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel_indexing();
+        drop(self.sync_lock.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     /// Stops the index run in progress, whoever started it (the watcher, the
