@@ -140,7 +140,26 @@ fn ui_strings_and_cli_help_name_no_domain() {
 /// an item `lib.rs` re-exports from `m`) is a dependency on `m`.
 #[test]
 fn engine_modules_form_no_dependency_cycle() {
-    let src = super::util::repo_root().join("crates/kea-engine/src");
+    let graph = module_graph("kea-engine");
+    assert!(graph.len() > 15 && graph["engine"].contains("retrieve"), "the scan found the modules: {graph:?}");
+    let cycle = find_cycle(&graph);
+    assert!(cycle.is_none(), "module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
+}
+
+/// The language-model layer too: the GGUF model description is its own
+/// module, used by the provider choice and by the llama.cpp provider.
+#[test]
+fn language_model_modules_form_no_dependency_cycle() {
+    let graph = module_graph("kea-llm");
+    assert!(graph["llama"].contains("gguf") && graph["select"].contains("llama"), "the scan found the modules: {graph:?}");
+    let cycle = find_cycle(&graph);
+    assert!(cycle.is_none(), "module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
+}
+
+/// Which top-level modules of `crates/<name>/src` each one uses.
+fn module_graph(name: &str) -> HashMap<String, HashSet<String>> {
+    let prefix = format!("{name}/src/");
+    let src = super::util::repo_root().join("crates").join(&prefix);
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let mut reexports: HashMap<String, String> = HashMap::new();
     for line in lib.lines().filter_map(|l| l.strip_prefix("pub use ")) {
@@ -150,8 +169,8 @@ fn engine_modules_form_no_dependency_cycle() {
         }
     }
     let mut graph: HashMap<String, HashSet<String>> = HashMap::new();
-    for (file, _, code) in engine_code_lines().into_iter().filter(|(f, _, _)| f.contains("kea-engine/src/") && !f.ends_with("/lib.rs")) {
-        let module = file.split("kea-engine/src/").nth(1).unwrap().split(['/', '.']).next().unwrap().to_string();
+    for (file, _, code) in engine_code_lines().into_iter().filter(|(f, _, _)| f.contains(&prefix) && !f.ends_with("/lib.rs")) {
+        let module = file.split(&prefix).nth(1).unwrap().split(['/', '.']).next().unwrap().to_string();
         let deps = graph.entry(module.clone()).or_default();
         let used = code.split("crate::").skip(1);
         // `crate::{a::X, b}` names several modules.
@@ -167,9 +186,7 @@ fn engine_modules_form_no_dependency_cycle() {
             }
         }
     }
-    assert!(graph.len() > 15 && graph["engine"].contains("retrieve"), "the scan found the modules: {graph:?}");
-    let cycle = find_cycle(&graph);
-    assert!(cycle.is_none(), "module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
+    graph
 }
 
 /// A path `a → b → … → a` in `graph`, if there is one.
@@ -192,4 +209,56 @@ fn find_cycle(graph: &HashMap<String, HashSet<String>>) -> Option<Vec<String>> {
     let mut nodes: Vec<&String> = graph.keys().collect();
     nodes.sort();
     nodes.into_iter().find_map(|n| visit(n, graph, &mut Vec::new(), &mut done))
+}
+
+/// Tidy: ARCHITECTURE.md describes what exists. Every source file it names
+/// (`name.rs`, `name.ts`, …) is in the tree, every module of the engine,
+/// the LLM layer and the CLI is named in it, and every test it says
+/// enforces an invariant exists.
+#[test]
+fn the_architecture_document_names_what_exists() {
+    let root = super::util::repo_root();
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let quoted: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+    let mut files: HashSet<String> = HashSet::new();
+    let mut code = String::new();
+    for dir in ["crates", "src-tauri", "ui/src", "tests", "scripts", "fuzz"] {
+        for path in walk(&root.join(dir)) {
+            let relative = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            if relative.ends_with(".rs") {
+                code.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            }
+            files.insert(path.file_name().unwrap().to_string_lossy().into_owned());
+            files.insert(relative);
+        }
+    }
+    let source = |q: &str| [".rs", ".ts", ".py", ".sh"].iter().any(|ext| q.ends_with(ext)) && !q.contains(' ');
+    let exists = |q: &str| files.contains(q) || files.contains(q.rsplit('/').next().unwrap_or(q));
+    let missing: Vec<&str> = quoted.iter().copied().filter(|q| source(q) && !exists(q)).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names files that do not exist: {missing:?}");
+
+    for krate in ["kea-engine", "kea-llm", "kea-cli"] {
+        let src = root.join("crates").join(krate).join("src");
+        for entry in std::fs::read_dir(&src).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let module = name.trim_end_matches(".rs");
+            let named = [format!("{module}.rs"), format!("{module}/"), module.to_string()].iter().any(|n| quoted.contains(&n.as_str()));
+            assert!(name == "lib.rs" || named, "crates/{krate}/src/{name} is not described in ARCHITECTURE.md");
+        }
+    }
+
+    // The clause after each "Enforced by" (up to a full stop or a semicolon, not the dot of `ipc.ts`).
+    let enforcers: Vec<String> = doc
+        .split("Enforced by")
+        .skip(1)
+        .flat_map(|rest| {
+            let end = [". ", ".\n", ";"].iter().filter_map(|stop| rest.find(stop)).min().unwrap_or(rest.len());
+            rest[..end].split('`').skip(1).step_by(2).map(str::to_string).collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(enforcers.len() > 5, "{enforcers:?}");
+    // Test names (a tool like `tsc` is not one).
+    for test in enforcers.iter().filter(|t| t.contains('_') && t.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')) {
+        assert!(code.contains(&format!("fn {test}(")), "ARCHITECTURE.md says `{test}` enforces an invariant, but no such test exists");
+    }
 }

@@ -5,6 +5,7 @@
 //! documents or retrieval; the engine builds prompts and parses answers.
 
 pub mod discover;
+pub mod gguf;
 pub mod json;
 #[cfg(feature = "llama")]
 pub mod llama;

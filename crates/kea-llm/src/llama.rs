@@ -22,7 +22,7 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::select::GgufModel;
+use crate::gguf::GgufModel;
 use crate::{stop_position, Completion, Finish, LlmError, Message, Provider, ProviderKind, Request, Role};
 
 const BATCH: usize = 512;

@@ -5,9 +5,10 @@
 //! model whose measured groundedness is under the floor only routes: the
 //! answer is quoted from the passages instead of written by it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::gguf::{GgufModel, LlmManifest, GROUNDEDNESS_FLOOR};
 use crate::openai::{OpenAiConfig, OpenAiProvider};
 use crate::{Completion, LlmError, Provider, ProviderKind, Request};
 
@@ -15,16 +16,6 @@ use crate::{Completion, LlmError, Provider, ProviderKind, Request};
 /// tests/golden/routing.jsonl (32 questions): SmolLM2-135M routed 47%,
 /// gemma-3-270m 44%, and SmolLM2 generates faster and has a chat template.
 pub const DEFAULT_EMBEDDED_MODEL: &str = "smollm2-135m-instruct";
-
-/// Share of answer sentences a model must ground in a cited passage to
-/// write answers in `auto` (see `kea eval --answers`).
-pub const GROUNDEDNESS_FLOOR: f32 = 0.6;
-
-/// Groundedness measured with `scripts/groundedness.py` on 10 questions of
-/// tests/golden/sample-knowledge.jsonl (5 zh, 5 en), per embedded model id:
-/// SmolLM2 cited nothing; gemma mostly echoed the sources. A manifest's own
-/// `"groundedness"` takes precedence; unmeasured models may answer.
-const MEASURED_GROUNDEDNESS: &[(&str, f32)] = &[("smollm2-135m-instruct", 0.0), ("gemma-3-270m", 0.09)];
 
 /// The user's choice of provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -80,63 +71,9 @@ pub struct LlmChoice {
     pub reason: String,
 }
 
-/// An embedded model's manifest (`kea-model.json` with `"kind": "llm"`).
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct LlmManifest {
-    pub id: String,
-    pub file: String,
-    #[serde(default)]
-    pub chat_template: bool,
-    #[serde(default = "default_context")]
-    pub context: u32,
-    /// Measured share of grounded answer sentences, if known.
-    #[serde(default)]
-    pub groundedness: Option<f32>,
-}
-
-fn default_context() -> u32 {
-    4096
-}
-
-/// A GGUF file to run and how to prompt it.
-#[derive(Debug, Clone)]
-pub struct GgufModel {
-    pub id: String,
-    pub path: PathBuf,
-    /// Use the model's chat template (else a plain transcript prompt).
-    pub chat_template: bool,
-    pub context: u32,
-    pub groundedness: Option<f32>,
-}
-
-impl GgufModel {
-    /// Whether measurements say this model grounds its answers too rarely.
-    pub fn below_floor(&self) -> bool {
-        let measured = self.groundedness.or_else(|| MEASURED_GROUNDEDNESS.iter().find(|(id, _)| *id == self.id).map(|m| m.1));
-        measured.is_some_and(|g| g < GROUNDEDNESS_FLOOR)
-    }
-}
-
 /// Finds the embedded model: an explicit file, or `<dir>/<id>/kea-model.json`.
 pub fn find_gguf(settings: &LlmSettings) -> Option<GgufModel> {
-    if let Some(path) = &settings.gguf {
-        let id = path.file_stem().map_or_else(|| "gguf".to_string(), |s| s.to_string_lossy().into_owned());
-        return Some(GgufModel { id, path: path.clone(), chat_template: true, context: 4096, groundedness: None });
-    }
-    settings.model_dirs.iter().find_map(|dir| read_manifest(&dir.join(&settings.embedded_model)))
-}
-
-fn read_manifest(folder: &Path) -> Option<GgufModel> {
-    let text = std::fs::read_to_string(folder.join("kea-model.json")).ok()?;
-    let manifest: LlmManifest = serde_json::from_str(&text).ok()?;
-    let path = folder.join(&manifest.file);
-    path.is_file().then_some(GgufModel {
-        id: manifest.id,
-        path,
-        chat_template: manifest.chat_template,
-        context: manifest.context,
-        groundedness: manifest.groundedness,
-    })
+    crate::gguf::find(settings.gguf.as_deref(), &settings.model_dirs, &settings.embedded_model)
 }
 
 /// No language model: every request fails with [`LlmError::NotConfigured`].
