@@ -58,7 +58,7 @@ lint: ui
 	$(CARGO) clippy $(WORKSPACE) --all-targets -- -D warnings
 	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins
 
-# Regenerates ui/src/ipc.ts (the IPC contract) from src-tauri/src/dto.rs.
+# Regenerates ui/src/ipc.ts (the IPC contract) from src-tauri/src/dto/.
 ipc:
 	KEA_UPDATE_IPC=1 $(CARGO) test $(WORKSPACE) --lib -- the_typescript_contract_is_current
 

@@ -1,5 +1,5 @@
 // The shell's commands. The shapes they exchange are generated from
-// src-tauri/src/dto.rs into ./ipc.ts (`make ipc`); this file only names the commands.
+// src-tauri/src/dto/ into ./ipc.ts (`make ipc`); this file only names the commands.
 import { Channel, invoke } from "@tauri-apps/api/core";
 
 import type {

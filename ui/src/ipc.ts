@@ -1,4 +1,4 @@
-// Generated from src-tauri/src/dto.rs (ts-rs) by `make ipc`; do not edit.
+// Generated from src-tauri/src/dto/ (ts-rs) by `make ipc`; do not edit.
 
 export type ErrorKind = "model_missing" | "runtime_missing" | "embedding" | "llm" | "store" | "vector_index" | "io" | "watch" | "invalid_input" | "cancelled" | "not_found" | "download" | "reembed_required" | "not_ready" | "internal";
 /** The file extensions Kea indexes. */
