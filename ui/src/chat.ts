@@ -61,19 +61,16 @@ async function showPdfPage(source: string, page: number | null, text: string) {
   box.dataset.highlights = String(await renderPdfPage(box, bytes, page, text));
 }
 
-/** A stage's detail in words: its plain values as "key value", the JSON behind a toggle. */
-function stageDetail(detail: unknown): HTMLElement {
+/** A stage's detail in words: its plain values as "name: value", the whole output behind a toggle. */
+function stageDetail(fields: [string, string][], output: string): HTMLElement {
   const box = el("div");
-  if (detail && typeof detail === "object") {
-    const plain = Object.entries(detail as Record<string, unknown>)
-      .filter(([, v]) => ["string", "number", "boolean"].includes(typeof v))
-      .map(([k, v]) => `${k.replace(/_/g, " ")}: ${typeof v === "number" ? Number(v.toFixed(2)) : v}`);
-    if (plain.length) box.append(el("span", plain.join(" · "), "muted"));
+  if (fields.length) box.append(el("span", fields.map(([name, value]) => `${name}: ${value}`).join(" · "), "muted"));
+  if (output) {
+    const raw = document.createElement("details");
+    raw.className = "raw";
+    raw.append(el("summary", t("inspector.details")), el("pre", output));
+    box.append(raw);
   }
-  const raw = document.createElement("details");
-  raw.className = "raw";
-  raw.append(el("summary", t("inspector.details")), el("pre", JSON.stringify(detail, null, 1)));
-  box.append(raw);
   return box;
 }
 
@@ -89,7 +86,7 @@ function traceBox(): { box: HTMLDetailsElement; add: (s: StreamDto) => void } {
     add: (s) => {
       if (s.type !== "stage" || s.ms === null) return;
       const item = el("li");
-      item.append(el("strong", s.name), el("span", ` ${s.ms.toFixed(0)} ms `, "muted"), stageDetail(s.detail));
+      item.append(el("strong", s.name), el("span", ` ${s.ms.toFixed(0)} ms `, "muted"), stageDetail(s.fields, s.raw));
       list.append(item);
     },
   };

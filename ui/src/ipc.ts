@@ -93,7 +93,7 @@ unsupported: Array<string>, provider: string,
  * The route and the retrieval trace, for "how this was answered".
  */
 route: RouteDto, trace: TraceDto | null, summaries: Array<SummaryDto>, };
-export type StreamDto = { "type": "token", text: string, } | { "type": "stage", name: string, ms: number | null, detail: unknown, };
+export type StreamDto = { "type": "token", text: string, } | { "type": "stage", name: string, ms: number | null, fields: Array<[string, string]>, raw: string, };
 export type DecisionDto = { final_name: string, reasoning: string, followup: string, };
 export type IdentificationDto = { 
 /**

@@ -267,13 +267,14 @@ pub enum StreamDto {
     Token {
         text: String,
     },
-    /// A stage started (`ms` null) or ended; `detail` is that stage's own
-    /// diagnostic output, shown as JSON in the stage list.
+    /// A stage started (`ms` null) or ended, with that stage's own
+    /// diagnostic output: its plain values as (name, value) `fields`, and
+    /// the whole of it as indented JSON text in `raw` (empty when none).
     Stage {
         name: String,
         ms: Option<f64>,
-        #[ts(type = "unknown")]
-        detail: serde_json::Value,
+        fields: Vec<(String, String)>,
+        raw: String,
     },
 }
 
@@ -281,11 +282,29 @@ impl StreamDto {
     pub fn from_event(event: &ChatEvent) -> Option<Self> {
         Some(match event {
             ChatEvent::Token { text } => StreamDto::Token { text: text.clone() },
-            ChatEvent::ToolStart { tool } => StreamDto::Stage { name: tool.to_string(), ms: None, detail: serde_json::Value::Null },
-            ChatEvent::ToolEnd { tool, ms, output } => StreamDto::Stage { name: tool.to_string(), ms: Some(*ms), detail: output.clone() },
+            ChatEvent::ToolStart { tool } => StreamDto::Stage { name: tool.to_string(), ms: None, fields: Vec::new(), raw: String::new() },
+            ChatEvent::ToolEnd { tool, ms, output } => StreamDto::Stage {
+                name: tool.to_string(),
+                ms: Some(*ms),
+                fields: plain_fields(output),
+                raw: serde_json::to_string_pretty(output).unwrap_or_default(),
+            },
             ChatEvent::Status { .. } | ChatEvent::Final { .. } => return None,
         })
     }
+}
+
+/// The top-level strings, numbers (to two decimals) and booleans of a
+/// stage's output, named with spaces for underscores.
+fn plain_fields(output: &serde_json::Value) -> Vec<(String, String)> {
+    let Some(object) = output.as_object() else { return Vec::new() };
+    let value = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        serde_json::Value::Number(n) => n.as_f64().map(|f| format!("{f:.2}").trim_end_matches('0').trim_end_matches('.').to_string()),
+        _ => None,
+    };
+    object.iter().filter_map(|(name, v)| Some((name.replace('_', " "), value(v)?))).collect()
 }
 
 #[derive(Debug, Serialize, TS)]

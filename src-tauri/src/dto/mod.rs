@@ -133,6 +133,7 @@ mod tests {
         }
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(current == generated, "ui/src/ipc.ts is stale: run `make ipc` (it regenerates it from src-tauri/src/dto/)");
+        assert!(!generated.contains("unknown") && !generated.contains(": any"), "every IPC field is typed");
     }
 
     #[test]
@@ -163,8 +164,14 @@ mod tests {
     fn stream_events_keep_tokens_and_stages() {
         let token = StreamDto::from_event(&ChatEvent::Token { text: "Hi".into() }).unwrap();
         assert_eq!(serde_json::to_value(token).unwrap(), serde_json::json!({"type": "token", "text": "Hi"}));
-        let stage = StreamDto::from_event(&ChatEvent::ToolEnd { tool: "retrieval", ms: 3.5, output: serde_json::json!({"hits": 2}) }).unwrap();
-        assert_eq!(serde_json::to_value(stage).unwrap()["name"], "retrieval");
+        let output = serde_json::json!({"hits": 2, "best_score": 0.8312, "query": "a b", "blocks": ["S1 a.md"]});
+        let stage = StreamDto::from_event(&ChatEvent::ToolEnd { tool: "retrieval", ms: 3.5, output }).unwrap();
+        let sent = serde_json::to_value(stage).unwrap();
+        assert_eq!(sent["name"], "retrieval");
+        let fields: Vec<(String, String)> = serde_json::from_value(sent["fields"].clone()).unwrap();
+        let expected = [("best score", "0.83"), ("hits", "2"), ("query", "a b")].map(|(n, v)| (n.to_string(), v.to_string()));
+        assert_eq!(fields, expected, "plain values by name; a list is only in the raw text");
+        assert!(sent["raw"].as_str().unwrap().contains("\"S1 a.md\""));
         assert!(StreamDto::from_event(&ChatEvent::Status { message: "x".into() }).is_none());
     }
 
