@@ -103,9 +103,8 @@ impl AppState {
 /// The engine configuration for the settings and folders; this executable
 /// reads PDF, Word and pictures as a child process (see `main.rs`).
 fn engine_config(settings: &Settings, knowledge: PathBuf, data_dir: PathBuf) -> EngineConfig {
-    let mut config = settings.engine_config(knowledge, data_dir);
-    config.reader = kea_engine::reader::ReaderProcess::this_executable(kea_engine::reader::DEFAULT_MEMORY_MB);
-    config
+    // The CLI's precedence: the settings file, then the environment (the app has no flags).
+    settings.engine_config_with(knowledge, data_dir, &kea_engine::settings::Overrides::from_env())
 }
 
 /// Chooses the language model from the settings (auto: endpoint from the

@@ -262,3 +262,18 @@ fn the_architecture_document_names_what_exists() {
         assert!(code.contains(&format!("fn {test}(")), "ARCHITECTURE.md says `{test}` enforces an invariant, but no such test exists");
     }
 }
+
+/// Architecture Invariant: one settings precedence. The CLI and the app
+/// build the engine's configuration the same way (the settings file, then
+/// the environment, then the CLI's flags): every variable the CLI's global
+/// flags read is one the engine's overrides read for the app too.
+#[test]
+fn the_cli_and_the_app_read_the_same_environment_over_the_settings() {
+    let sandbox = super::util::Sandbox::empty();
+    let help = String::from_utf8(sandbox.run(&["--help"]).stdout).unwrap();
+    let read_by_cli: HashSet<String> =
+        help.split("[env: ").skip(1).map(|rest| rest.chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect()).collect();
+    let read_by_app: HashSet<String> = kea_engine::settings::OVERRIDE_ENV.iter().map(|v| v.to_string()).collect();
+    assert!(read_by_cli.len() > 5, "{help}");
+    assert_eq!(read_by_cli, read_by_app, "the CLI's global flags and the app's overrides read different variables");
+}

@@ -19,8 +19,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kea_engine::model::ModelPaths;
 use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
-use kea_engine::settings::Settings;
-use kea_engine::team::TeamConfig;
+use kea_engine::settings::{Overrides, Settings};
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 
 #[derive(Parser)]
@@ -272,45 +271,27 @@ fn settings(cli: &Cli) -> Settings {
     settings
 }
 
-/// The engine configuration: the shared settings, then flags and the environment.
+/// The engine configuration: the shared settings file, then the
+/// environment and the flags over it (clap reads each flag's variable).
 fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
     let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
-    let mut config = settings.engine_config(cli.knowledge.clone(), data_dir);
-    if let Some(dir) = &cli.models_dir {
-        config.model_paths.dirs.insert(0, dir.clone());
-    }
-    if let Some(remote) = remote_embedder(cli) {
-        config.use_remote(remote);
-    } else if let Some(model) = &cli.embedding_model {
-        config.use_model(model);
-    }
-    config.reembed = cli.reembed;
-    config.vector_backend = match cli.vector_index {
-        VectorIndexArg::Usearch => kea_engine::vectors::VectorBackend::Usearch,
-        VectorIndexArg::Exact => kea_engine::vectors::VectorBackend::Exact,
+    let overrides = Overrides {
+        models_dir: cli.models_dir.clone(),
+        embedding_model: cli.embedding_model.clone(),
+        remote_embedder: remote_embedder(cli),
+        reranker: cli.reranker.clone(),
+        vector_backend: Some(match cli.vector_index {
+            VectorIndexArg::Usearch => kea_engine::vectors::VectorBackend::Usearch,
+            VectorIndexArg::Exact => kea_engine::vectors::VectorBackend::Exact,
+        }),
+        store: cli.store.clone(),
+        namespace: cli.namespace.clone(),
+        store_token: cli.store_token.clone(),
+        file_timeout: cli.file_timeout,
+        file_memory_mb: Some(cli.file_memory),
     };
-    if let Some(reranker) = &cli.reranker {
-        config.reranker_id = Some(reranker.clone()).filter(|r| !r.is_empty());
-    }
-    if let Some(seconds) = cli.file_timeout.filter(|s| s.is_finite() && *s > 0.0) {
-        config.file_budget.base = Duration::from_secs_f64(seconds);
-    }
-    config.reader = kea_engine::reader::ReaderProcess::this_executable(cli.file_memory.max(1));
-    match cli.store.as_deref() {
-        Some("local") => config.team = None,
-        // A store named here keeps the settings' token while it names the same store.
-        Some(url) => {
-            let token = config.team.as_ref().filter(|t| t.store.trim() == url.trim()).and_then(|t| t.token.clone());
-            config.team = TeamConfig { store: url.to_string(), namespace: None, token }.named();
-        }
-        None => {}
-    }
-    if let (Some(team), Some(namespace)) = (config.team.as_mut(), &cli.namespace) {
-        team.namespace = Some(namespace.clone());
-    }
-    if let (Some(team), Some(token)) = (config.team.as_mut(), &cli.store_token) {
-        team.token = Some(token.clone());
-    }
+    let mut config = settings.engine_config_with(cli.knowledge.clone(), data_dir, &overrides);
+    config.reembed = cli.reembed;
     config
 }
 

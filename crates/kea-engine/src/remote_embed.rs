@@ -43,10 +43,11 @@ impl RemoteEmbedConfig {
         format!("{REMOTE_PREFIX}{}", self.model)
     }
 
-    /// `KEA_EMBED_BASE_URL` + `KEA_EMBED_MODEL` (+ `KEA_EMBED_API_KEY`,
-    /// `KEA_EMBED_API` openai|ollama, `KEA_EMBED_LANGUAGES` zh,en).
-    pub fn from_env() -> Option<RemoteEmbedConfig> {
-        let var = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    /// The endpoint `lookup` names: `KEA_EMBED_BASE_URL` + `KEA_EMBED_MODEL`
+    /// (+ `KEA_EMBED_API_KEY`, `KEA_EMBED_API` openai|ollama,
+    /// `KEA_EMBED_LANGUAGES` zh,en).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Option<RemoteEmbedConfig> {
+        let var = |k: &str| lookup(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let (base_url, model) = (var("KEA_EMBED_BASE_URL")?, var("KEA_EMBED_MODEL")?);
         Some(RemoteEmbedConfig {
             base_url,

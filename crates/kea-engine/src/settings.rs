@@ -188,6 +188,48 @@ impl Settings {
         config
     }
 
+    /// The engine configuration under the one precedence of the CLI and the
+    /// app: the settings file, then `overrides` (the environment, and the
+    /// CLI's flags over it).
+    pub fn engine_config_with(&self, knowledge_dir: PathBuf, data_dir: PathBuf, overrides: &Overrides) -> EngineConfig {
+        let mut config = self.engine_config(knowledge_dir, data_dir);
+        if let Some(dir) = &overrides.models_dir {
+            config.model_paths.dirs.insert(0, dir.clone());
+        }
+        if let Some(remote) = &overrides.remote_embedder {
+            config.use_remote(remote.clone());
+        } else if let Some(model) = &overrides.embedding_model {
+            config.use_model(model);
+        }
+        if let Some(reranker) = &overrides.reranker {
+            config.reranker_id = Some(reranker.clone()).filter(|r| !r.is_empty());
+        }
+        if let Some(backend) = overrides.vector_backend {
+            config.vector_backend = backend;
+        }
+        if let Some(seconds) = overrides.file_timeout.filter(|s| s.is_finite() && *s > 0.0) {
+            config.file_budget.base = std::time::Duration::from_secs_f64(seconds);
+        }
+        let memory = overrides.file_memory_mb.unwrap_or(crate::reader::DEFAULT_MEMORY_MB).max(1);
+        config.reader = crate::reader::ReaderProcess::this_executable(memory);
+        match overrides.store.as_deref() {
+            Some("local") => config.team = None,
+            // A store named here keeps the settings' token while it names the same store.
+            Some(url) => {
+                let token = config.team.as_ref().filter(|t| t.store.trim() == url.trim()).and_then(|t| t.token.clone());
+                config.team = crate::team::TeamConfig { store: url.to_string(), namespace: None, token }.named();
+            }
+            None => {}
+        }
+        if let (Some(team), Some(namespace)) = (config.team.as_mut(), &overrides.namespace) {
+            team.namespace = Some(namespace.clone());
+        }
+        if let (Some(team), Some(token)) = (config.team.as_mut(), &overrides.store_token) {
+            team.token = Some(token.clone());
+        }
+        config
+    }
+
     /// Where downloaded and imported models go: the settings' models folder,
     /// else the first folder of `$KEA_MODELS_DIR`, else `models/` in the data folder.
     pub fn install_dir(&self, data_dir: &Path) -> PathBuf {
@@ -311,8 +353,99 @@ impl Settings {
     }
 }
 
+/// The environment variables that override the settings file, in the CLI
+/// (as the default of its flag of the same meaning) and in the app alike.
+pub const OVERRIDE_ENV: [&str; 12] = [
+    "KEA_EMBED_BASE_URL",
+    "KEA_EMBED_MODEL",
+    "KEA_EMBED_API_KEY",
+    "KEA_EMBED_API",
+    "KEA_EMBED_LANGUAGES",
+    "KEA_RERANKER",
+    "KEA_VECTOR_INDEX",
+    "KEA_STORE",
+    "KEA_NAMESPACE",
+    "KEA_STORE_TOKEN",
+    "KEA_FILE_TIMEOUT",
+    "KEA_FILE_MEMORY",
+];
+
+/// What the environment or the CLI's flags set over the settings file
+/// (file < environment < flags). `None` leaves the file's value; an empty
+/// reranker means none, a store `local` means this machine's own index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub models_dir: Option<PathBuf>,
+    pub embedding_model: Option<String>,
+    pub remote_embedder: Option<RemoteEmbedConfig>,
+    pub reranker: Option<String>,
+    pub vector_backend: Option<crate::vectors::VectorBackend>,
+    pub store: Option<String>,
+    pub namespace: Option<String>,
+    pub store_token: Option<String>,
+    pub file_timeout: Option<f64>,
+    /// Megabytes one file's reader process may use.
+    pub file_memory_mb: Option<u64>,
+}
+
+impl Overrides {
+    /// The overrides the environment sets (the app's; the CLI's flags go over them).
+    pub fn from_env() -> Overrides {
+        Overrides::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+    }
+
+    /// The overrides `lookup` gives for the names of [`OVERRIDE_ENV`].
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Overrides {
+        let remote_embedder = RemoteEmbedConfig::from_lookup(&lookup);
+        let vector_backend = match lookup("KEA_VECTOR_INDEX").as_deref() {
+            Some("exact") => Some(crate::vectors::VectorBackend::Exact),
+            Some("usearch") => Some(crate::vectors::VectorBackend::Usearch),
+            _ => None,
+        };
+        Overrides {
+            models_dir: None,
+            embedding_model: None,
+            remote_embedder,
+            reranker: lookup("KEA_RERANKER"),
+            vector_backend,
+            store: lookup("KEA_STORE"),
+            namespace: lookup("KEA_NAMESPACE"),
+            store_token: lookup("KEA_STORE_TOKEN"),
+            file_timeout: lookup("KEA_FILE_TIMEOUT").and_then(|s| s.parse().ok()),
+            file_memory_mb: lookup("KEA_FILE_MEMORY").and_then(|s| s.parse().ok()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_environment_overrides_the_file_and_flags_override_the_environment() {
+        use crate::vectors::VectorBackend;
+        let mut settings = super::Settings::default();
+        settings.models.reranker = Some("file-reranker".into());
+        settings.team.store = "milvus://127.0.0.1:19530/kea".into();
+        let config = |o: &super::Overrides| settings.engine_config_with("k".into(), "d".into(), o);
+        let file = config(&super::Overrides::default());
+        assert_eq!((file.reranker_id.as_deref(), file.team.is_some()), (Some("file-reranker"), true));
+        let env = super::Overrides::from_lookup(|name| {
+            let value = match name {
+                "KEA_RERANKER" => "env-reranker",
+                "KEA_STORE" => "local",
+                "KEA_VECTOR_INDEX" => "exact",
+                "KEA_FILE_TIMEOUT" => "7",
+                _ => return None,
+            };
+            Some(value.to_string())
+        });
+        let environment = config(&env);
+        assert_eq!((environment.reranker_id.as_deref(), environment.team.is_some()), (Some("env-reranker"), false));
+        assert_eq!((environment.vector_backend, environment.file_budget.base.as_secs()), (VectorBackend::Exact, 7));
+        let flags = super::Overrides { reranker: Some(String::new()), vector_backend: Some(VectorBackend::Usearch), ..env };
+        let flagged = config(&flags);
+        assert_eq!((flagged.reranker_id, flagged.vector_backend), (None, VectorBackend::Usearch), "a flag's empty reranker turns it off");
+    }
+
     use super::*;
 
     #[test]
