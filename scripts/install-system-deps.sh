@@ -10,7 +10,7 @@
 # a hint) when not root and something is missing.
 set -euo pipefail
 
-# WebKitGTK for the desktop shell; cmake and clang for llama.cpp (embedded and llama-server).
+# WebKitGTK for the desktop shell; cmake and clang for the embedded llama.cpp.
 packages=(libwebkit2gtk-4.1-dev build-essential pkg-config cmake clang libclang-dev)
 # OCR of scanned PDFs and of page photos in the knowledge folder.
 packages+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim poppler-utils)

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use kea_engine::chat::{ChatOptions, RouterMode};
-use kea_engine::identify::{ClipClassifier, IdentifyOptions, VisionLlmClassifier};
-use kea_engine::settings::PhotoClassifier;
+use kea_engine::identify::{IdentifyOptions, Photo};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
@@ -80,27 +79,27 @@ async fn status(state: State<'_, AppState>) -> Result<StatusDto, ErrorDto> {
 #[tauri::command]
 async fn reindex(app: AppHandle, state: State<'_, AppState>) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.sync(&progress_sink(app), &CancelToken::new()).map(drop)?)).await
+    blocking(move || Ok(engine.indexer().sync(&progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 /// Stops the indexing run in progress, whoever started it (the watcher, a
 /// re-index), after the file or batch at hand.
 #[tauri::command]
 fn cancel_indexing(state: State<'_, AppState>) -> Result<(), ErrorDto> {
-    state.engine()?.cancel_indexing();
+    state.engine()?.indexer().cancel();
     Ok(())
 }
 
 #[tauri::command]
 async fn reindex_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.reindex_document(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
+    blocking(move || Ok(engine.documents().reindex(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 #[tauri::command]
 async fn delete_document(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.delete_document(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
+    blocking(move || Ok(engine.documents().delete(&path, &progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 /// Copies dropped or picked files and folders into the knowledge folder
@@ -112,7 +111,7 @@ async fn import_files(state: State<'_, AppState>, paths: Vec<String>, on_progres
     let sources = paths.iter().map(|p| state.chosen(p)).collect::<Result<Vec<PathBuf>, ErrorDto>>()?;
     blocking(move || {
         let mut send = |p: &kea_engine::import::ImportProgress| drop(on_progress.send(ImportProgressDto::from(p)));
-        Ok(ImportDto::from(engine.import_with_progress(&sources, &mut send)?))
+        Ok(ImportDto::from(engine.documents().import(&sources, &mut send)?))
     })
     .await
 }
@@ -142,7 +141,7 @@ async fn pick_paths(app: AppHandle, kind: PickDto) -> Result<Vec<String>, ErrorD
 async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String, page: Option<u32>) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
     blocking(move || {
-        let file = engine.document_path(&path)?;
+        let file = engine.documents().path(&path)?;
         if page.is_some_and(|page| kea_engine::viewer::open_pdf_at_page(&file, page)) {
             return Ok(());
         }
@@ -156,7 +155,7 @@ async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String,
 #[tauri::command]
 async fn document_bytes(state: State<'_, AppState>, path: String) -> Result<tauri::ipc::Response, ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(tauri::ipc::Response::new(engine.document_bytes(&path)?))).await
+    blocking(move || Ok(tauri::ipc::Response::new(engine.documents().bytes(&path)?))).await
 }
 
 /// Opens an http(s) link from an answer or passage in the browser.
@@ -177,7 +176,7 @@ async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>,
         let options =
             ChatOptions { router: RouterMode::for_provider(llm.kind()), retrieval: settings.retrieval, enhance: settings.enhance, ..Default::default() };
         let stopped = move || epoch.load(Ordering::SeqCst) != started_at;
-        let answer = engine.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
+        let answer = engine.answerer().ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
         Ok(AnswerDto::from(&answer))
     })
     .await
@@ -198,40 +197,26 @@ async fn identify(
     lang: Option<String>,
     on_event: Channel<StreamDto>,
 ) -> Result<IdentificationDto, ErrorDto> {
-    let (engine, llm, slot) = (state.engine()?, state.llm()?, state.classifier.clone());
-    let image_model =
-        std::env::var("KEA_IMAGE_MODEL").ok().or(state.settings().models.image).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.to_string());
-    let use_vision_llm = state.settings().models.photo_classifier == PhotoClassifier::VisionLlm;
-    let path = path.map(|p| state.chosen(&p)).transpose()?;
-    blocking(move || {
-        let image = match (path, bytes) {
-            (Some(path), _) => std::fs::read(&path).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", path.display())))?,
-            (None, Some(bytes)) => bytes,
-            (None, None) => return Err(ErrorDto::new(ErrorKind::InvalidInput, "no image given")),
-        };
-        let options = IdentifyOptions { lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()), ..IdentifyOptions::default() };
-        if use_vision_llm {
-            let mut classifier = VisionLlmClassifier::new(Box::new(llm.clone()));
-            let result = engine.identify(&mut classifier, llm.as_ref(), &image, chat_id, &options, &mut forward(&on_event))?;
-            return Ok(IdentificationDto::from(&result));
-        }
-        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            let config = engine.config();
-            *slot = Some(ClipClassifier::load(&config.model_paths, &image_model, &config.embed)?);
-        }
-        let classifier = slot.as_mut().expect("loaded above");
-        let result = engine.identify(classifier, llm.as_ref(), &image, chat_id, &options, &mut forward(&on_event))?;
-        Ok(IdentificationDto::from(&result))
-    })
-    .await
+    let (engine, llm, settings) = (state.engine()?, state.llm()?, state.settings());
+    let photo = match (path.map(|p| state.chosen(&p)).transpose()?, bytes) {
+        (Some(path), _) => Photo::File(path),
+        (None, Some(bytes)) => Photo::Bytes(bytes),
+        (None, None) => return Err(ErrorDto::new(ErrorKind::InvalidInput, "no image given")),
+    };
+    let options = IdentifyOptions {
+        classifier: settings.models.photo_classifier,
+        image_model: settings.image_model(),
+        lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()),
+        ..IdentifyOptions::default()
+    };
+    blocking(move || Ok(IdentificationDto::from(&engine.identifier().identify(llm.as_ref(), photo, chat_id, &options, &mut forward(&on_event))?))).await
 }
 
 #[tauri::command]
 async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto, ErrorDto> {
     let engine = state.engine()?;
     blocking(move || {
-        let row = engine.chunk_rows(&[chunk_id as u64])?.pop();
+        let row = engine.retriever().chunks(&[chunk_id as u64])?.pop();
         row.map(PassageDto::from).ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("passage {chunk_id} is no longer indexed")))
     })
     .await
@@ -240,25 +225,25 @@ async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto
 #[tauri::command]
 async fn conversations(state: State<'_, AppState>) -> Result<Vec<ConversationDto>, ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.conversations()?.into_iter().map(ConversationDto::from).collect())).await
+    blocking(move || Ok(engine.conversations().list()?.into_iter().map(ConversationDto::from).collect())).await
 }
 
 #[tauri::command]
 async fn conversation_messages(state: State<'_, AppState>, id: i64) -> Result<Vec<MessageDto>, ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.conversation_messages(id)?.into_iter().map(MessageDto::from).collect())).await
+    blocking(move || Ok(engine.conversations().messages(id)?.into_iter().map(MessageDto::from).collect())).await
 }
 
 #[tauri::command]
 async fn rename_conversation(state: State<'_, AppState>, id: i64, title: String) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.rename_conversation(id, &title)?)).await
+    blocking(move || Ok(engine.conversations().rename(id, &title)?)).await
 }
 
 #[tauri::command]
 async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(engine.delete_conversation(id)?)).await
+    blocking(move || Ok(engine.conversations().delete(id)?)).await
 }
 
 /// The language model in use and why (null until chosen).
@@ -299,22 +284,8 @@ async fn run_eval(state: State<'_, AppState>, golden: Option<String>, configs: V
     let golden = golden.map(|p| state.chosen(&p)).transpose()?;
     blocking(move || {
         use kea_engine::eval;
-        let items = match golden {
-            Some(path) => eval::load_golden(&path)?,
-            None => {
-                let mut items = eval::parse_golden(include_str!("../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
-                items.extend(eval::parse_golden(include_str!("../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);
-                items
-            }
-        };
-        let known = eval::default_configs();
-        let mut results = Vec::new();
-        for name in configs {
-            let (_, config) =
-                known.iter().find(|(n, _)| *n == name).ok_or_else(|| ErrorDto::new(ErrorKind::InvalidInput, format!("unknown configuration '{name}'")))?;
-            results.push(EvalDto::from(&eval::evaluate(&engine, &name, &items, config)?));
-        }
-        Ok(results)
+        let results = eval::run(&engine, &eval::golden_or_sample(golden.as_deref())?, &eval::configs_named(&configs)?)?;
+        Ok(results.iter().map(EvalDto::from).collect())
     })
     .await
 }
@@ -388,7 +359,7 @@ async fn model_remove(app: AppHandle, id: String) -> Result<(), ErrorDto> {
 #[tauri::command]
 async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, ErrorDto> {
     let engine = state.engine()?;
-    blocking(move || Ok(ReembedCostDto::from(engine.reembed_cost()?))).await
+    blocking(move || Ok(ReembedCostDto::from(engine.indexer().reembed_cost()?))).await
 }
 
 /// Uses an installed model for a role; a new embedder re-embeds the index

@@ -13,7 +13,6 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use dto::{ErrorDto, ProgressDto};
-use kea_engine::identify::ClipClassifier;
 use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
 use kea_engine::{CancelToken, Engine, EngineConfig, ErrorKind};
@@ -35,7 +34,6 @@ struct AppState {
     llm_info: RwLock<Option<dto::LlmInfoDto>>,
     settings: RwLock<Settings>,
     settings_path: OnceLock<PathBuf>,
-    classifier: Arc<Mutex<Option<ClipClassifier>>>,
     watcher: Mutex<Option<kea_engine::WatchHandle>>,
     /// Held while an engine replaces the previous one, and while it starts
     /// its watcher: two quick switches (reranker, then embedder) never leave
@@ -128,7 +126,9 @@ fn remove_model(app: &AppHandle, id: &str) -> Result<(), ErrorDto> {
     let mut settings = state.settings();
     settings.remove_model(&state.engine_config()?, id)?;
     state.store_settings(settings)?;
-    *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    if let Ok(engine) = state.engine() {
+        engine.identifier().unload_image_model();
+    }
     Ok(())
 }
 
@@ -152,7 +152,8 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
             start_engine(app.clone(), config);
         }
         Role::Reranker => start_engine(app.clone(), state.engine_config()?),
-        Role::Image => *state.classifier.lock().unwrap_or_else(|p| p.into_inner()) = None,
+        // The next identification loads the chosen image model.
+        Role::Image => {}
         Role::Llm => select_llm(app, config.model_paths.dirs.clone()),
     }
     Ok(())
@@ -182,14 +183,15 @@ fn progress_sink(app: AppHandle) -> impl kea_engine::ProgressSink {
     }
 }
 
-/// `--knowledge DIR` and `--data-dir DIR`, as for the CLI.
-fn dirs_from_args() -> (PathBuf, PathBuf) {
-    let mut knowledge = PathBuf::from("knowledge");
+/// `--knowledge DIR` and `--data-dir DIR`, as for the CLI (no
+/// `--knowledge`: the folder the settings name, see `Settings::knowledge_dir`).
+fn dirs_from_args() -> (Option<PathBuf>, PathBuf) {
+    let mut knowledge = None;
     let mut data_dir = EngineConfig::default_data_dir();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--knowledge" => knowledge = args.next().map(PathBuf::from).unwrap_or(knowledge),
+            "--knowledge" => knowledge = args.next().map(PathBuf::from).or(knowledge),
             "--data-dir" => data_dir = args.next().map(PathBuf::from).unwrap_or(data_dir),
             _ => {}
         }
@@ -204,7 +206,7 @@ fn start_engine(app: AppHandle, config: EngineConfig) {
         let state = app.state::<AppState>();
         let Some(engine) = replace_engine(&app, config) else { return };
         select_llm(&app, engine.config().model_paths.dirs.clone());
-        let synced = engine.sync(&progress_sink(app.clone()), &CancelToken::new());
+        let synced = engine.indexer().sync(&progress_sink(app.clone()), &CancelToken::new());
         let _turn = state.restarting.lock().unwrap_or_else(|p| p.into_inner());
         // A later switch has replaced this engine: its sync was cancelled or
         // refused (the index is the new embedder's); it watches nothing.
@@ -262,6 +264,7 @@ pub fn run() {
         Err(e) => eprintln!("kea-desktop: ignoring unreadable settings: {e}"),
     }
     let _ = state.settings_path.set(settings_path);
+    let knowledge = state.settings().knowledge_dir(knowledge);
     let _ = state.dirs.set((knowledge.clone(), data_dir.clone()));
     let config = engine_config(&state.settings(), knowledge, data_dir);
     tauri::Builder::default()

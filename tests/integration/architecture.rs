@@ -277,3 +277,30 @@ fn the_cli_and_the_app_read_the_same_environment_over_the_settings() {
     assert!(read_by_cli.len() > 5, "{help}");
     assert_eq!(read_by_cli, read_by_app, "the CLI's global flags and the app's overrides read different variables");
 }
+
+/// Architecture Invariant: the engine is a narrow façade. `impl Engine`
+/// lives in at most two files with at most 20 public methods; indexing,
+/// documents, retrieval, answers, identification and conversations are
+/// types of their own that `Engine` hands out.
+#[test]
+fn the_engine_is_a_narrow_facade() {
+    let mut files = HashSet::new();
+    let mut public = Vec::new();
+    for path in walk(&super::util::repo_root().join("crates/kea-engine/src")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut inside = false;
+        for line in text.lines() {
+            if line.starts_with("impl Engine {") || line.starts_with("impl Engine<") {
+                inside = true;
+                files.insert(path.display().to_string());
+            } else if inside && line.starts_with('}') {
+                inside = false;
+            } else if let Some(rest) = line.strip_prefix("    pub fn ").filter(|_| inside) {
+                public.push(rest.split('(').next().unwrap_or_default().to_string());
+            }
+        }
+    }
+    assert!(public.contains(&"open".to_string()) && public.contains(&"retriever".to_string()), "the scan found the façade: {public:?}");
+    assert!(files.len() <= 2, "impl Engine is spread over {files:?}");
+    assert!(public.len() <= 20, "Engine has {} public methods: {public:?}", public.len());
+}

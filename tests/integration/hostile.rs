@@ -310,9 +310,9 @@ fn links_to_folders_outside_and_loops_are_not_followed() {
     config.model_paths.dirs.insert(0, repo_root().join("models"));
     let engine = kea_engine::Engine::open(config).unwrap();
     let cancel = kea_engine::CancelToken::new();
-    engine.sync(&(), &cancel).unwrap();
+    engine.indexer().sync(&(), &cancel).unwrap();
     let named = [sandbox.path("outside-dir"), sandbox.path("outside-dir/secret.md"), sandbox.path("loop"), sandbox.path("loop/mine.md")];
-    engine.sync_paths(&named, &(), &cancel).unwrap();
+    engine.indexer().sync_paths(&named, &(), &cancel).unwrap();
     let paths: Vec<String> = engine.status().unwrap().documents.into_iter().map(|d| d.path).collect();
     assert_eq!(paths, ["mine.md"]);
 }

@@ -33,8 +33,8 @@ fn status_and_searches_polled_from_several_threads_during_an_ingest_never_deadlo
             while indexing.load(Ordering::SeqCst) {
                 match thread {
                     0 => drop(engine.status().unwrap()),
-                    1 => drop(engine.integrity_problems().unwrap()),
-                    _ => drop(engine.search("crabs under the rock", 3, SearchMode::Hybrid).unwrap()),
+                    1 => drop(engine.indexer().integrity_problems().unwrap()),
+                    _ => drop(engine.retriever().search("crabs under the rock", 3, SearchMode::Hybrid).unwrap()),
                 }
                 calls += 1;
                 // Far tighter than the desktop's 400 ms, but leaving the
@@ -46,12 +46,12 @@ fn status_and_searches_polled_from_several_threads_during_an_ingest_never_deadlo
     }
     let (done, finished) = mpsc::channel();
     let syncing = engine.clone();
-    std::thread::spawn(move || done.send(syncing.sync(&(), &CancelToken::new()).map(|r| r.processed)));
+    std::thread::spawn(move || done.send(syncing.indexer().sync(&(), &CancelToken::new()).map(|r| r.processed)));
     let processed = finished.recv_timeout(Duration::from_secs(120)).expect("the ingest finished (no deadlock)").unwrap();
     indexing.store(false, Ordering::SeqCst);
     let calls: Vec<u64> = pollers.into_iter().map(|p| p.join().unwrap()).collect();
     assert_eq!(processed, 1000);
     assert!(calls.iter().all(|&c| c > 0), "every poller ran: {calls:?}");
     assert_eq!(engine.status().unwrap().chunks, 1000);
-    assert!(engine.integrity_problems().unwrap().is_empty());
+    assert!(engine.indexer().integrity_problems().unwrap().is_empty());
 }

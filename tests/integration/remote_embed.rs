@@ -128,7 +128,7 @@ fn an_engine_opened_before_a_switch_never_switches_the_index_back() {
     let switch = ["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4", "index", "--reembed", "--json"];
     assert_eq!(count(&sandbox.json(&switch), "embedded"), 1);
     std::fs::write(sandbox.path("kettle.md"), "# Kettle\n\nDescale it with vinegar.\n").unwrap();
-    let refused = stale.sync(&(), &CancelToken::new()).unwrap_err();
+    let refused = stale.indexer().sync(&(), &CancelToken::new()).unwrap_err();
     assert!(matches!(refused, Error::ReembedRequired { .. }), "{refused}");
     let status = sandbox.status();
     assert_eq!(status["model_id"], "remote:multilingual-e5-small-q4", "{status}");

@@ -219,7 +219,7 @@ fn a_write_lost_mid_ingest_commits_nothing_and_the_next_run_resumes(server: &Mil
     std::fs::write(beta.path("clinic/scalpels.md"), "# Scalpels\n\nScalpel blades are single-use and go into the yellow sharps bin.\n").unwrap();
     server.signal("-STOP");
     let syncing = Arc::clone(&engine);
-    let sync = std::thread::spawn(move || syncing.sync(&(), &CancelToken::new()));
+    let sync = std::thread::spawn(move || syncing.indexer().sync(&(), &CancelToken::new()));
     std::thread::sleep(Duration::from_secs(3));
     let documents = |engine: &Engine| -> Vec<String> { engine.status().unwrap().documents.iter().map(|d| d.path.clone()).collect() };
     let meanwhile = documents(&engine);
@@ -232,7 +232,7 @@ fn a_write_lost_mid_ingest_commits_nothing_and_the_next_run_resumes(server: &Mil
     assert_eq!(documents(&engine), ["clinic/autoclave.md"], "the lost write left nothing committed locally");
     // Resumed, Milvus takes a while to take its node back ("leader not available").
     let started = Instant::now();
-    while let Err(e) = engine.sync(&(), &CancelToken::new()) {
+    while let Err(e) = engine.indexer().sync(&(), &CancelToken::new()) {
         assert!(started.elapsed() < Duration::from_secs(120), "the next run did not resume: {e}");
         std::thread::sleep(Duration::from_secs(2));
     }
@@ -246,7 +246,7 @@ fn a_server_lost_while_answering_leaves_full_text_search(server: &MilvusServer, 
     let engine = open_engine(beta, url, "beta").unwrap();
     server.signal("-STOP");
     std::thread::sleep(Duration::from_secs(6)); // past the mirror's refresh interval
-    let answered = engine.retrieve("How are surgical instruments sterilised in the autoclave?", &RetrievalConfig::default());
+    let answered = engine.retriever().retrieve("How are surgical instruments sterilised in the autoclave?", &RetrievalConfig::default());
     let offline = engine.status().unwrap().team.unwrap().offline;
     server.signal("-CONT");
     let answered = answered.expect("a question answers with the team store gone");

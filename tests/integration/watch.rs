@@ -104,7 +104,7 @@ fn cancel_stops_a_run_the_watcher_started_and_the_watcher_goes_on() {
     let (pressed, app) = (AtomicBool::new(false), Arc::downgrade(&engine));
     let sink = move |event: &IndexEvent| match event {
         IndexEvent::Started { files_to_index, .. } if *files_to_index > 0 && !pressed.swap(true, Ordering::SeqCst) => {
-            app.upgrade().unwrap().cancel_indexing();
+            app.upgrade().unwrap().indexer().cancel();
         }
         IndexEvent::Finished { report } => reports.send(report.clone()).unwrap(),
         _ => {}
@@ -121,7 +121,7 @@ fn cancel_stops_a_run_the_watcher_started_and_the_watcher_goes_on() {
     std::fs::write(sandbox.path("later.md"), "# Later\n\nWritten after the cancel.\n").unwrap();
     // The cancelled notes may be synced in a run of their own first (a busy machine).
     let later_found =
-        || engine.search("Written after the cancel", 1, kea_engine::SearchMode::Fts).unwrap().first().is_some_and(|h| h.chunk.source == "later.md");
+        || engine.retriever().search("Written after the cancel", 1, kea_engine::SearchMode::Fts).unwrap().first().is_some_and(|h| h.chunk.source == "later.md");
     let later = std::iter::from_fn(|| received.recv_timeout(Duration::from_secs(30)).ok()).find(|r| r.documents > 0 && later_found());
     let later = later.expect("the watcher keeps syncing: later.md is searchable");
     assert!(!later.cancelled, "{later:?}");
@@ -137,11 +137,11 @@ fn the_indexing_model_is_released_when_idle_and_loads_again_for_a_change() {
     let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
     config.model_paths.dirs.insert(0, repo_root().join("models"));
     let engine = Engine::open(config).unwrap();
-    engine.sync(&(), &kea_engine::CancelToken::new()).unwrap();
+    engine.indexer().sync(&(), &kea_engine::CancelToken::new()).unwrap();
     assert!(!engine.release_idle_models(Duration::from_secs(3600)), "just used: kept");
     assert!(engine.release_idle_models(Duration::ZERO), "unused for the time asked: unloaded");
     assert!(!engine.release_idle_models(Duration::ZERO), "nothing left to unload");
     std::fs::write(sandbox.path("second.md"), "# Second\n\nKakapo boom at night.\n").unwrap();
-    assert_eq!(engine.sync(&(), &kea_engine::CancelToken::new()).unwrap().processed, 1);
-    assert_eq!(engine.search("kakapo boom at night", 1, kea_engine::SearchMode::Dense).unwrap()[0].chunk.source, "second.md");
+    assert_eq!(engine.indexer().sync(&(), &kea_engine::CancelToken::new()).unwrap().processed, 1);
+    assert_eq!(engine.retriever().search("kakapo boom at night", 1, kea_engine::SearchMode::Dense).unwrap()[0].chunk.source, "second.md");
 }

@@ -164,10 +164,10 @@ fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>, remote:
     let chunking = config.chunking;
     let engine = Engine::open(config)?;
     // Load the model before timing, so both timings exclude it.
-    engine.embed_passages(&["warm up".to_string()])?;
+    engine.indexer().embed_passages(&["warm up".to_string()])?;
 
     let started = Instant::now();
-    let report = engine.sync(&(), &CancelToken::new())?;
+    let report = engine.indexer().sync(&(), &CancelToken::new())?;
     let ingest_ms = started.elapsed().as_millis() as u64;
     anyhow::ensure!(report.errors.is_empty(), "bench corpus had errors: {:?}", report.errors);
 
@@ -176,7 +176,7 @@ fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>, remote:
     let batch = engine.config().embed.batch_size;
     let started = Instant::now();
     for group in texts.chunks(batch) {
-        engine.embed_passages(group)?;
+        engine.indexer().embed_passages(group)?;
     }
     let model_ms = started.elapsed().as_millis().max(1) as u64;
 
@@ -185,7 +185,7 @@ fn ingest(docs: usize, paths: Option<ModelPaths>, model: Option<String>, remote:
     std::fs::write(&edited, text.replacen("Sentinel sentence zero.", "Sentinel sentence zero, edited for the benchmark.", 1))?;
     // As the watcher does: a sync of the edited file alone.
     let started = Instant::now();
-    let edit = engine.sync_paths(&[edited], &(), &CancelToken::new())?;
+    let edit = engine.indexer().sync_paths(&[edited], &(), &CancelToken::new())?;
     let edit_reindex_ms = started.elapsed().as_millis() as u64;
 
     Ok(IngestFigures {

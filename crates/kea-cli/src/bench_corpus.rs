@@ -66,7 +66,7 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
     }
     let readers = config.readers;
     let engine = Engine::open(config)?;
-    engine.embed_passages(&["warm up".to_string()])?;
+    engine.indexer().embed_passages(&["warm up".to_string()])?;
 
     let read_times = Mutex::new(Vec::new());
     let sink = |event: &IndexEvent| {
@@ -75,14 +75,14 @@ pub fn run(files: usize, scanned_every: usize, scans: &Path, paths: Option<Model
         }
     };
     let started = Instant::now();
-    let report = engine.sync(&sink, &CancelToken::new())?;
+    let report = engine.indexer().sync(&sink, &CancelToken::new())?;
     let ingest_ms = started.elapsed().as_millis().max(1) as u64;
 
     let ids: Vec<u64> = (1..=report.chunks as u64).collect();
-    let texts: Vec<String> = engine.chunk_rows(&ids)?.into_iter().map(|row| row.text).collect();
+    let texts: Vec<String> = engine.retriever().chunks(&ids)?.into_iter().map(|row| row.text).collect();
     let started = Instant::now();
     for group in texts.chunks(engine.config().embed.batch_size.max(1)) {
-        engine.embed_passages(group)?;
+        engine.indexer().embed_passages(group)?;
     }
     let model_alone_ms = started.elapsed().as_millis().max(1) as u64;
 

@@ -38,19 +38,19 @@ fn kea(corpus: &Path, data: &Path, paths: ModelPaths, edited: &Path, rounds: usi
     let mut config = EngineConfig::new(corpus, data);
     config.model_paths = paths;
     let engine = Engine::open(config)?;
-    engine.embed_passages(&["warm up".to_string()])?;
+    engine.indexer().embed_passages(&["warm up".to_string()])?;
     let started = Instant::now();
-    let report = engine.sync(&(), &CancelToken::new())?;
+    let report = engine.indexer().sync(&(), &CancelToken::new())?;
     let ingest_ms = started.elapsed().as_millis();
     edit(edited)?;
     let started = Instant::now();
-    engine.sync(&(), &CancelToken::new())?;
+    engine.indexer().sync(&(), &CancelToken::new())?;
     let edit_ms = started.elapsed().as_secs_f64() * 1000.0;
     let config = RetrievalConfig { rerank: false, top_k: 5, ..Default::default() };
     let mut latencies = Vec::new();
     for query in QUERIES.iter().cycle().take(QUERIES.len() * rounds) {
         let started = Instant::now();
-        engine.retrieve(query, &config)?;
+        engine.retriever().retrieve(query, &config)?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     latencies.sort_by(f64::total_cmp);

@@ -132,7 +132,7 @@ pub fn run(chunks: usize, queries: usize, store: Option<&str>, paths: Option<Mod
             let mut rerank_times = Vec::new();
             for i in 0..20 {
                 let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
-                let trace = engine.retrieve(&query.join(" "), &with_rerank)?.trace;
+                let trace = engine.retriever().retrieve(&query.join(" "), &with_rerank)?.trace;
                 anyhow::ensure!(trace.fallbacks.iter().all(|f| !f.starts_with("rerank")), "rerank fell back: {:?}", trace.fallbacks);
                 if i > 0 {
                     rerank_times.extend(trace.stages.iter().filter(|s| s.stage == "rerank").map(|s| s.ms));
@@ -187,13 +187,13 @@ fn team_instance(first: &EngineConfig, url: &str, root: &std::path::Path) -> Eng
 /// times and each stage's median.
 fn time_queries(engine: &Engine, rng: &mut Rng, words: &[String], queries: usize) -> anyhow::Result<(Vec<f64>, BTreeMap<&'static str, f64>)> {
     let no_rerank = RetrievalConfig { rerank: false, filter: false, ..Default::default() };
-    engine.retrieve("warm up the model", &no_rerank)?;
+    engine.retriever().retrieve("warm up the model", &no_rerank)?;
     let mut times = Vec::with_capacity(queries);
     let mut stages: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     for _ in 0..queries {
         let query: Vec<&str> = (0..3).map(|_| words[50 + rng.zipf(2000)].as_str()).collect();
         let t = Instant::now();
-        let trace = engine.retrieve(&query.join(" "), &no_rerank)?.trace;
+        let trace = engine.retriever().retrieve(&query.join(" "), &no_rerank)?.trace;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         for stage in trace.stages {
             stages.entry(stage.stage).or_default().push(stage.ms);

@@ -53,8 +53,8 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
     let index_ms = {
         let engine = Engine::open(config.clone())?;
         let started = Instant::now();
-        let report = engine.sync(&(), &CancelToken::new())?;
-        engine.save_pending_vectors()?;
+        let report = engine.indexer().sync(&(), &CancelToken::new())?;
+        engine.indexer().save_pending_vectors()?;
         (report.processed > 0).then(|| started.elapsed().as_millis() as u64)
     };
     let opening = Instant::now();
@@ -62,7 +62,7 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
     let open_ms = opening.elapsed().as_millis() as u64;
     let rss_after_open_mb = current_rss_mb()?;
     let first = Instant::now();
-    engine.search("What does the cockatiel prefer to eat?", 10, SearchMode::Hybrid)?;
+    engine.retriever().search("What does the cockatiel prefer to eat?", 10, SearchMode::Hybrid)?;
     let first_query_ms = first.elapsed().as_millis() as u64;
     let rss_ready_mb = current_rss_mb()?;
 
@@ -74,7 +74,7 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
         let mut found = 0;
         for (question, topic) in &questions {
             let t = Instant::now();
-            let retrieval = engine.retrieve(question, &mode.config(10))?;
+            let retrieval = engine.retriever().retrieve(question, &mode.config(10))?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             found += usize::from(retrieval.hits.iter().any(|h| topic_of(&h.chunk.source) == Some(*topic)));
             for stage in retrieval.trace.stages {
@@ -132,15 +132,15 @@ fn edit_one_file(engine: &Engine, knowledge: &Path) -> anyhow::Result<u64> {
     let started = Instant::now();
     std::fs::write(&path, format!("{original}\nThe keeper wrote {word} on the feeding chart.\n"))?;
     loop {
-        engine.sync_paths(std::slice::from_ref(&path), &(), &CancelToken::new())?;
-        if engine.search(&word, 3, SearchMode::Fts)?.iter().any(|h| h.chunk.text.contains(&word)) {
+        engine.indexer().sync_paths(std::slice::from_ref(&path), &(), &CancelToken::new())?;
+        if engine.retriever().search(&word, 3, SearchMode::Fts)?.iter().any(|h| h.chunk.text.contains(&word)) {
             break;
         }
         anyhow::ensure!(started.elapsed().as_secs() < 60, "the edit was not searchable within 60 s");
     }
     let elapsed = started.elapsed().as_millis() as u64;
     std::fs::write(&path, original)?;
-    engine.sync_paths(std::slice::from_ref(&path), &(), &CancelToken::new())?;
-    engine.save_pending_vectors()?;
+    engine.indexer().sync_paths(std::slice::from_ref(&path), &(), &CancelToken::new())?;
+    engine.indexer().save_pending_vectors()?;
     Ok(elapsed)
 }

@@ -69,7 +69,7 @@ pub fn run(files: usize, seconds: f64, paths: Option<ModelPaths>) -> anyhow::Res
         config.model_paths = paths;
     }
     let engine = Arc::new(Engine::open(config)?);
-    engine.sync(&|_: &kea_engine::IndexEvent| {}, &CancelToken::new())?;
+    engine.indexer().sync(&|_: &kea_engine::IndexEvent| {}, &CancelToken::new())?;
     let watcher_errors = Arc::new(AtomicUsize::new(0));
     let counted = watcher_errors.clone();
     let _watch = kea_engine::watch(engine.clone(), Arc::new(|_: &kea_engine::IndexEvent| {}), Duration::from_millis(300), move |_| {
@@ -84,7 +84,7 @@ pub fn run(files: usize, seconds: f64, paths: Option<ModelPaths>) -> anyhow::Res
         let (mut latencies, mut errors) = (Vec::new(), 0);
         while !stop_queries.load(Ordering::Relaxed) {
             let started = Instant::now();
-            match querier.retrieve("parrots fed on seeds near water", &config) {
+            match querier.retriever().retrieve("parrots fed on seeds near water", &config) {
                 Ok(_) => latencies.push(started.elapsed().as_secs_f64() * 1000.0),
                 Err(_) => errors += 1,
             }

@@ -130,7 +130,7 @@ pub fn ask(
             ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
         }
     };
-    let answer = engine.ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
+    let answer = engine.answerer().ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
     if json {
         let mut value = serde_json::to_value(&answer)?;
         value["provider_reason"] = serde_json::json!(choice.reason);
@@ -192,7 +192,7 @@ impl Accuracy {
 
 /// Strong evidence in the index for a question, whatever the router said.
 fn strong_evidence(engine: &Engine, question: &str) -> anyhow::Result<bool> {
-    let hits = engine.retrieve(question, &RetrievalConfig { rerank: false, filter: false, mmr: false, top_k: 1, ..Default::default() })?.hits;
+    let hits = engine.retriever().retrieve(question, &RetrievalConfig { rerank: false, filter: false, mmr: false, top_k: 1, ..Default::default() })?.hits;
     Ok(hits.first().is_some_and(|h| h.dense.is_some_and(|d| d >= 0.5) || h.sparse.is_some_and(|s| s >= 8.0)))
 }
 
@@ -256,29 +256,27 @@ pub fn identify(
     lang: &str,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    use kea_engine::identify::{ClipClassifier, IdentifyOptions, ImageClassifier, VisionLlmClassifier};
-    let bytes = std::fs::read(image).with_context(|| format!("reading {}", image.display()))?;
-    let mut classifier: Box<dyn ImageClassifier> = match kind {
-        ClassifierKind::VisionLlm => Box::new(VisionLlmClassifier::new(select(&config, settings, args)?.provider)),
-        ClassifierKind::Clip => match ClipClassifier::load(&config.model_paths, image_model, &config.embed) {
-            Ok(c) => Box::new(c),
-            Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing => anyhow::bail!(
-                "{e}\nNo image model is installed: `kea models install {}` downloads CLIP ViT-B/32 (about 600 MB), \
-                 or `kea models import FOLDER` installs one you have; see README \"Image identification\".",
-                kea_engine::identify::DEFAULT_IMAGE_MODEL
-            ),
-            Err(e) => return Err(e.into()),
-        },
+    use kea_engine::identify::{IdentifyOptions, Photo, PhotoClassifier};
+    let classifier = match kind {
+        ClassifierKind::Clip => PhotoClassifier::Clip,
+        ClassifierKind::VisionLlm => PhotoClassifier::VisionLlm,
     };
     let choice = select(&config, settings, args)?;
     let engine = crate::open_engine(config)?;
-    let options = IdentifyOptions { lang: lang.to_string(), ..Default::default() };
+    let options = IdentifyOptions { classifier, image_model: image_model.to_string(), lang: lang.to_string(), ..Default::default() };
     let mut sink = |event: ChatEvent| {
         if let (false, ChatEvent::ToolEnd { tool, ms, output }) = (json, event) {
             eprintln!("[{tool} {ms:.0} ms] {output}");
         }
     };
-    let result = engine.identify(classifier.as_mut(), choice.provider.as_ref(), &bytes, chat, &options, &mut sink)?;
+    let result = match engine.identifier().identify(choice.provider.as_ref(), Photo::File(image.to_path_buf()), chat, &options, &mut sink) {
+        Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing && e.to_string().contains(image_model) => anyhow::bail!(
+            "{e}\nNo image model is installed: `kea models install {}` downloads CLIP ViT-B/32 (about 600 MB), \
+             or `kea models import FOLDER` installs one you have; see README \"Image identification\".",
+            kea_engine::identify::DEFAULT_IMAGE_MODEL
+        ),
+        other => other?,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(ExitCode::SUCCESS);

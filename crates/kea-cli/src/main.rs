@@ -28,9 +28,9 @@ struct Cli {
     /// Where the index lives (default: the platform's app-data folder).
     #[arg(long, global = true, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// The knowledge folder to index.
-    #[arg(long, global = true, value_name = "DIR", default_value = "knowledge")]
-    knowledge: PathBuf,
+    /// The knowledge folder to index (default: the one chosen in the app, else ~/Documents/Kea).
+    #[arg(long, global = true, value_name = "DIR")]
+    knowledge: Option<PathBuf>,
     /// Where model folders are looked for first (also $KEA_MODELS_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     models_dir: Option<PathBuf>,
@@ -290,7 +290,7 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
         file_timeout: cli.file_timeout,
         file_memory_mb: Some(cli.file_memory),
     };
-    let mut config = settings.engine_config_with(cli.knowledge.clone(), data_dir, &overrides);
+    let mut config = settings.engine_config_with(settings.knowledge_dir(cli.knowledge.clone()), data_dir, &overrides);
     config.reembed = cli.reembed;
     config
 }
@@ -333,8 +333,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Index { watch, json } => index(config(), *watch, *json),
         Command::Status { json } => status(config(), *json),
-        Command::Remove { path, json } => manage_document(config(), path, *json, Engine::delete_document),
-        Command::Reindex { path, json } => manage_document(config(), path, *json, Engine::reindex_document),
+        Command::Remove { path, json } => manage_document(config(), path, *json, |d, key, sink, cancel| d.delete(key, sink, cancel)),
+        Command::Reindex { path, json } => manage_document(config(), path, *json, |d, key, sink, cancel| d.reindex(key, sink, cancel)),
         Command::Search { query, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
@@ -363,7 +363,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(), &settings, llm, *chat_id, question, *max_tokens, *json),
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
-            let image_model = image_model.clone().or(settings.models.image.clone()).unwrap_or_else(|| kea_engine::identify::DEFAULT_IMAGE_MODEL.into());
+            let image_model = image_model.clone().unwrap_or_else(|| settings.image_model());
             chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
@@ -389,7 +389,7 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
     })
     .context("installing the Ctrl+C handler")?;
     let sink = progress::sink_for(json);
-    let report = engine.sync(sink.as_ref(), &cancel)?;
+    let report = engine.indexer().sync(sink.as_ref(), &cancel)?;
     progress::print_report(&report, json);
     if !watch {
         return Ok(if report.cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS });
@@ -397,7 +397,7 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
     let watch_sink = progress::watch_sink(json);
     let handle = kea_engine::watch(engine.clone(), watch_sink, Duration::from_millis(300), |e| eprintln!("kea: sync failed [{}]: {e}", e.kind().code()))?;
     if !json {
-        eprintln!("watching {} (Ctrl+C to stop)", engine.knowledge_dir().display());
+        eprintln!("watching {} (Ctrl+C to stop)", &engine.config().knowledge_dir.display());
     }
     while !cancel.is_cancelled() {
         std::thread::sleep(Duration::from_millis(100));
@@ -411,14 +411,14 @@ fn manage_document(
     config: EngineConfig,
     path: &std::path::Path,
     json: bool,
-    action: fn(&Engine, &str, &dyn kea_engine::ProgressSink, &CancelToken) -> kea_engine::Result<kea_engine::SyncReport>,
+    action: fn(&kea_engine::Documents, &str, &dyn kea_engine::ProgressSink, &CancelToken) -> kea_engine::Result<kea_engine::SyncReport>,
 ) -> anyhow::Result<ExitCode> {
     let engine = open_engine(config)?;
-    let key = document_key(engine.knowledge_dir(), path);
+    let key = document_key(&engine.config().knowledge_dir, path);
     let sink = progress::sink_for(json);
-    let report = action(&engine, &key, sink.as_ref(), &CancelToken::new())?;
+    let report = action(&engine.documents(), &key, sink.as_ref(), &CancelToken::new())?;
     // A sync of one file saves the vector file on a debounce; this process ends now.
-    engine.save_pending_vectors()?;
+    engine.indexer().save_pending_vectors()?;
     progress::print_report(&report, json);
     Ok(ExitCode::SUCCESS)
 }
@@ -437,7 +437,7 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
     let engine = open_engine(config)?;
     let status = engine.status()?;
     if json {
-        let problems = engine.integrity_problems()?;
+        let problems = engine.indexer().integrity_problems()?;
         let mut value = serde_json::to_value(&status)?;
         value["integrity_problems"] = serde_json::json!(problems);
         println!("{}", serde_json::to_string_pretty(&value)?);

@@ -140,7 +140,7 @@ pub fn install(manager: &kea_engine::model::manager::ModelManager, ids: &[String
 fn use_embedder(config: EngineConfig, settings: &mut Settings, settings_path: &std::path::Path, id: &str, reembed: bool) -> anyhow::Result<ExitCode> {
     let indexed = Engine::indexed_model(&config.data_dir)?;
     if indexed.as_deref() != Some(id) {
-        let cost = Engine::open(config.clone())?.reembed_cost()?;
+        let cost = Engine::open(config.clone())?.indexer().reembed_cost()?;
         if cost.chunks > 0 && !reembed {
             eprintln!(
                 "the index holds {} chunks of {} documents embedded with {}; switching to {id} re-embeds all of them (about {:.0} s at the current model's speed). Add --reembed to go ahead.",
@@ -162,7 +162,7 @@ pub fn switch_embedder(mut config: EngineConfig, settings: &mut Settings, settin
     let engine = Engine::open(config)?;
     settings.choose(Role::Embedder, Some(id.to_string()));
     settings.save(settings_path)?;
-    let report = engine.sync(crate::progress::sink_for(false).as_ref(), &CancelToken::new())?;
+    let report = engine.indexer().sync(crate::progress::sink_for(false).as_ref(), &CancelToken::new())?;
     crate::progress::print_report(&report, false);
     println!("embedder is now {id}");
     Ok(ExitCode::SUCCESS)

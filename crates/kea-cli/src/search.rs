@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kea_engine::eval::{evaluate, load_golden, EvalResult, FitScope, Metrics};
+use kea_engine::eval::{load_golden, EvalResult, FitScope, Metrics};
 use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
 pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
-    let result = engine.retrieve(query, retrieval)?;
+    let result = engine.retriever().retrieve(query, retrieval)?;
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
         let out = if trace { serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace }) } else { serde_json::json!(hits) };
@@ -133,7 +133,7 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
         items.retain(|i| i.is_test() == (split == "test"));
         anyhow::ensure!(!items.is_empty(), "no question of the golden sets is in the {split} split");
     }
-    let results: Vec<EvalResult> = configs.iter().map(|(name, c)| evaluate(&engine, name, &items, c)).collect::<Result<_, _>>()?;
+    let results: Vec<EvalResult> = kea_engine::eval::run(&engine, &items, configs)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "golden": golden, "queries": items.len(), "results": results }))?);
         return Ok(ExitCode::SUCCESS);

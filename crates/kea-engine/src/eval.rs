@@ -216,6 +216,39 @@ pub struct EvalResult {
     pub ms_per_query: f64,
 }
 
+/// The one eval runner (the CLI's `kea eval` and the app's Evaluate): each
+/// configuration over every golden question.
+pub fn run(engine: &Engine, items: &[GoldenItem], configs: &[(String, RetrievalConfig)]) -> Result<Vec<EvalResult>> {
+    configs.iter().map(|(name, config)| evaluate(engine, name, items, config)).collect()
+}
+
+/// The golden questions in `path`, or the sample collection's shipped ones
+/// (answerable and unanswerable) when `None`.
+pub fn golden_or_sample(path: Option<&Path>) -> Result<Vec<GoldenItem>> {
+    match path {
+        Some(path) => load_golden(path),
+        None => {
+            let mut items = parse_golden(include_str!("../../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
+            items.extend(parse_golden(include_str!("../../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);
+            Ok(items)
+        }
+    }
+}
+
+/// The [`default_configs`] of these names, in this order; an unknown name is an error.
+pub fn configs_named(names: &[String]) -> Result<Vec<(String, RetrievalConfig)>> {
+    let known = default_configs();
+    names
+        .iter()
+        .map(|name| known.iter().find(|(n, _)| n == name).cloned().ok_or_else(|| crate::error::Error::InvalidInput(format!("unknown configuration '{name}'"))))
+        .collect()
+}
+
+/// One golden question through the pipeline, with its translation when it has one.
+fn retrieve(engine: &Engine, item: &GoldenItem, config: &RetrievalConfig) -> Result<crate::Retrieval> {
+    engine.retriever().retrieve_queries(std::slice::from_ref(&item.query), item.translated.as_deref(), config)
+}
+
 /// Runs every golden query through the pipeline with `config`, asking for
 /// the top 10 (so Recall@10 is defined for every configuration).
 pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &RetrievalConfig) -> Result<EvalResult> {
@@ -227,7 +260,7 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
     let mut decisions = Vec::with_capacity(items.len());
     for item in items {
-        let retrieval = engine.retrieve_translated(&item.query, item.translated.as_deref(), &config)?;
+        let retrieval = retrieve(engine, item, &config)?;
         for fallback in retrieval.trace.fallbacks {
             *fallbacks.entry(fallback).or_default() += 1;
         }
@@ -267,12 +300,7 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
 
 /// The signals every golden question gets from retrieval with `config`.
 fn samples(engine: &Engine, items: &[&GoldenItem], config: &RetrievalConfig) -> Result<Vec<Sample>> {
-    items
-        .iter()
-        .map(|item| {
-            Ok(Sample { signals: engine.retrieve_translated(&item.query, item.translated.as_deref(), config)?.relevance.signals, answerable: item.answerable })
-        })
-        .collect()
+    items.iter().map(|item| Ok(Sample { signals: retrieve(engine, item, config)?.relevance.signals, answerable: item.answerable })).collect()
 }
 
 /// The signals the shipped model weighs; `dense` only for the embedder it is fitted with.

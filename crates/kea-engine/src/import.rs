@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::extract::DocKind;
 
@@ -170,25 +169,18 @@ impl<'a> Importer<'a> {
     }
 }
 
-impl Engine {
-    /// Copies `sources` (files or folders) into the knowledge folder.
-    pub fn import(&self, sources: &[PathBuf]) -> Result<ImportReport> {
-        self.import_with_progress(sources, &mut |_| {})
-    }
-
-    /// Like [`Engine::import`], telling `on_copied` after each file.
-    pub fn import_with_progress(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
-        let knowledge = self.knowledge_dir().to_path_buf();
-        std::fs::create_dir_all(&knowledge).map_err(|e| Error::io(format!("creating {}", knowledge.display()), e))?;
-        let mut importer = Importer::new(&knowledge, self.config().max_file_bytes, sources, on_copied);
-        for source in sources {
-            match overlap(source, &knowledge) {
-                Some(reason) => importer.report.rejected.push((source.display().to_string(), reason.into())),
-                None => importer.import_one(source, &knowledge)?,
-            }
+/// Copies `sources` (files or folders) into `knowledge`, telling
+/// `on_copied` after each file; files over `max_file_bytes` are refused.
+pub(crate) fn import_into(knowledge: &Path, max_file_bytes: u64, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
+    std::fs::create_dir_all(knowledge).map_err(|e| Error::io(format!("creating {}", knowledge.display()), e))?;
+    let mut importer = Importer::new(knowledge, max_file_bytes, sources, on_copied);
+    for source in sources {
+        match overlap(source, knowledge) {
+            Some(reason) => importer.report.rejected.push((source.display().to_string(), reason.into())),
+            None => importer.import_one(source, knowledge)?,
         }
-        Ok(importer.report)
     }
+    Ok(importer.report)
 }
 
 /// Why `source` cannot be imported into `knowledge` as a whole: it is

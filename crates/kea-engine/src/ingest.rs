@@ -10,7 +10,7 @@
 //! out and abandoned, so no file stalls the rest. A sync covers the whole
 //! folder or only some paths (the watcher's events).
 //!
-//! The [`Indexer`] borrows the parts it writes (the store, the vector index,
+//! The [`Ingest`] borrows the parts it writes (the store, the vector index,
 //! the profile) and reaches the embedding model through [`IndexModels`]; it
 //! knows nothing of the engine that owns them.
 
@@ -72,7 +72,7 @@ impl FileBudget {
 }
 
 /// The indexer over borrowed parts: scan → extract → chunk → embed → store and vectors.
-pub(crate) struct Indexer<'a> {
+pub(crate) struct Ingest<'a> {
     pub knowledge_dir: &'a Path,
     pub max_file_bytes: u64,
     pub chunking: ChunkConfig,
@@ -122,7 +122,7 @@ struct Pending {
     read_ms: u64,
 }
 
-impl Indexer<'_> {
+impl Ingest<'_> {
     fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -171,7 +171,7 @@ impl Indexer<'_> {
         }
         if run.report.embedded >= MEASURE_MIN_CHUNKS {
             let per_chunk = run.embed_ms / run.report.embedded as f64;
-            self.store().set_meta(crate::store::EMBED_MS_PER_CHUNK, &format!("{per_chunk:.2}"))?;
+            self.store().set_meta(&crate::store::MetaKey::EmbedMsPerChunk, &format!("{per_chunk:.2}"))?;
         }
         run.report.model_ms = run.embed_ms.round() as u64;
         let mut report = self.summarise(run.report)?;
@@ -217,7 +217,7 @@ impl Indexer<'_> {
         Ok(report)
     }
 
-    /// Reads `files` on [`Indexer::readers`] threads and hands each result
+    /// Reads `files` on [`Ingest::readers`] threads and hands each result
     /// to `consume` on this thread, which returns whether to go on. Stops
     /// early on cancel, on `false` or on an error (returned).
     fn read_in_parallel(
@@ -389,11 +389,10 @@ fn names_for_chunk(names: &[String], chunk: &Chunk) -> (Vec<String>, String) {
 
 /// Store meta key: how chunks were built (the format and the profile's
 /// name keys); a different value makes the next sync read every document again.
-const CHUNK_FORMAT_KEY: &str = "chunk_format";
 /// Bumped when chunk text, embedding text or full-text tokens change shape.
 const CHUNK_FORMAT: &str = "3:chinese-characters";
 
-impl Indexer<'_> {
+impl Ingest<'_> {
     /// Re-reads `kea.toml`; a broken file keeps the previous profile and
     /// returns the problem for the report. A changed profile (or chunk
     /// format) marks every document to be read again.
@@ -405,9 +404,9 @@ impl Indexer<'_> {
         let format = format!("{CHUNK_FORMAT};{}", profile.names_signature());
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
         let store = self.store();
-        if store.meta(CHUNK_FORMAT_KEY)?.as_deref() != Some(format.as_str()) {
+        if store.meta(&crate::store::MetaKey::ChunkFormat)?.as_deref() != Some(format.as_str()) {
             store.reread_all_documents()?;
-            store.set_meta(CHUNK_FORMAT_KEY, &format)?;
+            store.set_meta(&crate::store::MetaKey::ChunkFormat, &format)?;
         }
         Ok(problem)
     }
@@ -438,7 +437,7 @@ fn read_limited(file: &DiskFile, limit: u64) -> std::result::Result<Option<Vec<u
 const MEASURE_MIN_CHUNKS: usize = 8;
 
 struct Run<'a> {
-    indexer: &'a Indexer<'a>,
+    indexer: &'a Ingest<'a>,
     sink: &'a dyn ProgressSink,
     cancel: &'a CancelToken,
     report: SyncReport,

@@ -137,6 +137,14 @@ impl NameIndex {
 }
 
 /// Labels from indexed documents, sorted by name.
+/// What the collection is about, as answers and identification read it:
+/// its profile, its labels and the names that translate between its languages.
+pub trait Subjects {
+    fn profile(&self) -> crate::profile::Profile;
+    fn labels(&self) -> crate::error::Result<Vec<Label>>;
+    fn names(&self) -> crate::error::Result<std::sync::Arc<NameIndex>>;
+}
+
 pub fn labels_from_documents(docs: &[DocRecord], fields: &LabelFields) -> Vec<Label> {
     let mut labels: Vec<Label> = Vec::new();
     for doc in docs {

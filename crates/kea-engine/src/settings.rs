@@ -46,14 +46,7 @@ pub struct ModelChoices {
     pub photo_classifier: PhotoClassifier,
 }
 
-/// The classifier behind photo identification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PhotoClassifier {
-    #[default]
-    Clip,
-    VisionLlm,
-}
+pub use crate::identify::PhotoClassifier;
 
 /// Which language model to use.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -105,6 +98,9 @@ pub enum Theme {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
+    /// The knowledge folder the app and the CLI index when none is named
+    /// (`None` until the user chooses one: [`Settings::knowledge_dir`]).
+    pub knowledge_dir: Option<PathBuf>,
     pub llm: LlmPreferences,
     /// Extra folder searched first for embedding, reranker and CLIP models
     /// (takes effect at the next start).
@@ -230,6 +226,19 @@ impl Settings {
         config
     }
 
+    /// The knowledge folder: `flag` (`--knowledge`) over the settings'
+    /// choice, else `Documents/Kea` in the user's home.
+    pub fn knowledge_dir(&self, flag: Option<PathBuf>) -> PathBuf {
+        flag.or_else(|| self.knowledge_dir.clone()).unwrap_or_else(default_knowledge_dir)
+    }
+
+    /// The CLIP image model for photos: `$KEA_IMAGE_MODEL` over the
+    /// settings' choice, else the default.
+    pub fn image_model(&self) -> String {
+        let from_env = std::env::var("KEA_IMAGE_MODEL").ok().filter(|v| !v.trim().is_empty());
+        from_env.or_else(|| self.models.image.clone()).unwrap_or_else(|| crate::identify::DEFAULT_IMAGE_MODEL.to_string())
+    }
+
     /// Where downloaded and imported models go: the settings' models folder,
     /// else the first folder of `$KEA_MODELS_DIR`, else `models/` in the data folder.
     pub fn install_dir(&self, data_dir: &Path) -> PathBuf {
@@ -351,6 +360,12 @@ impl Settings {
         }
         settings
     }
+}
+
+/// Where documents go until the user chooses a folder: `Documents/Kea`
+/// (the XDG documents folder when there is one).
+pub fn default_knowledge_dir() -> PathBuf {
+    dirs::document_dir().or_else(|| dirs::home_dir().map(|home| home.join("Documents"))).unwrap_or_else(std::env::temp_dir).join("Kea")
 }
 
 /// The environment variables that override the settings file, in the CLI

@@ -68,7 +68,7 @@ impl Drop for WatchHandle {
 /// Starts watching the engine's knowledge folder. `on_error` receives sync
 /// failures (the watcher keeps running).
 pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duration, on_error: impl Fn(&Error) + Send + 'static) -> Result<WatchHandle> {
-    let root = engine.knowledge_dir().to_path_buf();
+    let root = engine.config().knowledge_dir.clone();
     let (tx, rx) = mpsc::channel::<Wake>();
     let events_tx = tx.clone();
     // Links are not followed: a link to `/` or a loop would be watched whole.
@@ -110,7 +110,7 @@ impl Watcher {
                 Ok(wake) => wake,
                 Err(RecvTimeoutError::Timeout) if last_full.elapsed() >= FULL_SYNC_EVERY => Wake::Rescan,
                 Err(RecvTimeoutError::Timeout) => {
-                    self.report(self.engine.save_pending_vectors());
+                    self.report(self.engine.indexer().save_pending_vectors());
                     self.engine.release_idle_models(RELEASE_MODEL_AFTER);
                     continue;
                 }
@@ -128,19 +128,19 @@ impl Watcher {
                         continue;
                     }
                     if paths.iter().any(|p| is_profile(&self.root, p)) {
-                        self.engine.sync(self.sink.as_ref(), &self.stop)
+                        self.engine.indexer().sync(self.sink.as_ref(), &self.stop)
                     } else {
-                        self.engine.sync_paths(&paths, self.sink.as_ref(), &self.stop)
+                        self.engine.indexer().sync_paths(&paths, self.sink.as_ref(), &self.stop)
                     }
                 }
                 None => {
                     last_full = Instant::now();
-                    self.engine.sync(self.sink.as_ref(), &self.stop)
+                    self.engine.indexer().sync(self.sink.as_ref(), &self.stop)
                 }
             };
             self.report(result.map(drop));
         }
-        self.report(self.engine.save_pending_vectors());
+        self.report(self.engine.indexer().save_pending_vectors());
     }
 
     fn report(&self, result: Result<()>) {

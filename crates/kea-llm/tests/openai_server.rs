@@ -1,5 +1,5 @@
 //! The HTTP client against a real OpenAI-compatible server: llama.cpp's
-//! `llama-server` (built by scripts/build_llama_server.sh, path in
+//! server (`tools/server`, started by scripts/llama_server.py, path in
 //! $KEA_LLAMA_SERVER) serving SmolLM2 on a random loopback port; plus fault
 //! injection (HTTP 500, malformed SSE, a silent server, a stream cut short)
 //! from a tiny scripted socket, the only way to produce those on demand.

@@ -338,7 +338,7 @@ pub struct MessageDto {
 
 impl From<StoredMessage> for MessageDto {
     fn from(m: StoredMessage) -> Self {
-        let role = if m.role == "user" { MessageRole::User } else { MessageRole::Assistant };
+        let role = if m.role == kea_llm::Role::User { MessageRole::User } else { MessageRole::Assistant };
         // Stored as the answer's citations; anything else (older rows) shows none.
         let citations = serde_json::from_value(m.citations).unwrap_or_default();
         MessageDto { role, content: m.content, citations }

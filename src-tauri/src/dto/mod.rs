@@ -139,10 +139,10 @@ mod tests {
     #[test]
     fn stored_citations_come_back_typed() {
         let citations = serde_json::json!([{"id": "S1", "source": "a.md", "heading_path": "A", "page": null, "chunk_id": 3, "chunk_ids": [3, 4]}]);
-        let message = StoredMessage { id: 1, role: "assistant".into(), content: "x".into(), citations, route: None };
+        let message = StoredMessage { id: 1, role: kea_llm::Role::Assistant, content: "x".into(), citations, route: None };
         let dto = MessageDto::from(message);
         assert_eq!((dto.role, dto.citations.len(), dto.citations[0].chunk_ids.clone()), (MessageRole::Assistant, 1, vec![3, 4]));
-        let odd = StoredMessage { id: 2, role: "user".into(), content: "y".into(), citations: serde_json::json!({"not": "a list"}), route: None };
+        let odd = StoredMessage { id: 2, role: kea_llm::Role::User, content: "y".into(), citations: serde_json::json!({"not": "a list"}), route: None };
         assert!(MessageDto::from(odd).citations.is_empty(), "an unexpected stored shape shows no citations");
     }
 

@@ -195,13 +195,7 @@ fn language_name(question: &str) -> &'static str {
 }
 
 fn history_messages(history: &[StoredMessage]) -> Vec<Message> {
-    history
-        .iter()
-        .map(|m| {
-            let role = if m.role == "assistant" { Role::Assistant } else { Role::User };
-            Message::new(role, m.content.chars().take(300).collect::<String>())
-        })
-        .collect()
+    history.iter().map(|m| Message::new(m.role, m.content.chars().take(300).collect::<String>())).collect()
 }
 
 /// Keeps untrusted document text inside the `<sources>` fence: any tag in it

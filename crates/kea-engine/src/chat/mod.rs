@@ -4,6 +4,7 @@
 //! was searched. Conversations and their subject persist in the store.
 
 pub mod answer;
+pub mod conversations;
 pub mod enhance;
 pub mod extractive;
 pub mod router;
@@ -14,11 +15,12 @@ use std::time::Instant;
 use kea_llm::{Provider, ProviderKind};
 use serde::Serialize;
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::labels::Subjects;
 use crate::retrieve::calibration::Outcome;
 use crate::retrieve::{elapsed_ms as ms, Retrieval, RetrievalConfig, Trace};
 pub use answer::{Citation, RelatedPassage};
+pub use conversations::Conversations;
 pub use router::{DecidedBy, Route, RouterMode};
 
 /// Events of one answer, in order: status, tool start/end pairs (router,
@@ -82,7 +84,16 @@ impl Default for ChatOptions {
     }
 }
 
-impl Engine {
+/// Answers to questions, over the retriever, the conversation store and
+/// what the collection is about.
+pub struct Answerer<'a> {
+    pub(crate) retriever: crate::retrieve::Retriever<'a>,
+    pub(crate) conversations: Conversations<'a>,
+    pub(crate) subjects: &'a dyn Subjects,
+    pub(crate) llm_rerank_cache: &'a crate::rerank::RerankCache,
+}
+
+impl Answerer<'_> {
     /// Answers `question` in conversation `chat_id` (a new one when `None`),
     /// streaming [`ChatEvent`]s to `sink`.
     pub fn ask(
@@ -98,14 +109,15 @@ impl Engine {
         if question.is_empty() {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
-        let (chat_id, subject, history) = self.open_conversation(chat_id, question, options.history_messages)?;
+        let (chat_id, subject) = self.conversations.open(chat_id, question)?;
+        let history = self.conversations.recent(chat_id, options.history_messages)?;
         sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
 
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "router" });
-        let topic = self.profile().collection.topic;
+        let topic = self.subjects.profile().collection.topic;
         let documents_language = match options.router {
-            router::RouterMode::Llm => self.name_index()?.other_language(question).map(crate::language::name),
+            router::RouterMode::Llm => self.subjects.names()?.other_language(question).map(crate::language::name),
             router::RouterMode::Keywords => None,
         };
         let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };
@@ -133,19 +145,6 @@ impl Engine {
         Ok(answer)
     }
 
-    /// The conversation's id, subject and recent messages (a new one when `None`).
-    fn open_conversation(&self, chat_id: Option<i64>, question: &str, history: usize) -> Result<(i64, Option<String>, Vec<crate::store::StoredMessage>)> {
-        let store = self.store();
-        let (id, subject) = match chat_id {
-            Some(id) => {
-                let c = store.conversation(id)?.ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?;
-                (c.id, c.subject)
-            }
-            None => (store.create_conversation(&question.chars().take(60).collect::<String>())?, None),
-        };
-        Ok((id, subject, store.recent_messages(id, history)?))
-    }
-
     /// Retrieval for a routed question: the search query and any expansions
     /// through the [`crate::retrieve::Retriever`], then the opt-in LLM rerank.
     fn retrieve_for_chat(
@@ -158,16 +157,15 @@ impl Engine {
     ) -> Result<Retrieval> {
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "retrieval" });
-        let mut queries = self.with_translated_names(vec![route.search_query.clone()])?;
+        let mut queries = vec![route.search_query.clone()];
         if options.enhance.query_expansion {
             queries.extend(enhance::expand_query(llm, question));
         }
-        let mut result = self.retriever().retrieve_queries(&queries, route.translated_query.as_deref(), &options.retrieval)?;
+        let mut result = self.retriever.retrieve_queries(&queries, route.translated_query.as_deref(), &options.retrieval)?;
         if options.enhance.llm_rerank {
-            let (kept, note) = enhance::apply_llm_rerank(llm, &self.llm_rerank_cache, &route.search_query, std::mem::take(&mut result.hits), &options.enhance);
+            let (kept, note) = enhance::apply_llm_rerank(llm, self.llm_rerank_cache, &route.search_query, std::mem::take(&mut result.hits), &options.enhance);
             result.trace.fallbacks.extend(note);
-            let chunks: Vec<_> = kept.iter().map(|h| h.chunk.clone()).collect();
-            result.context = crate::retrieve::context::assemble(&chunks, options.retrieval.context_tokens);
+            result.context = crate::retrieve::context::of_hits(&kept, options.retrieval.context_tokens);
             result.hits = kept;
         }
         let summary = serde_json::json!({
@@ -183,22 +181,22 @@ impl Engine {
     /// Saves the exchange; what was just talked about becomes the subject
     /// for follow-ups: a label's names in both languages, else the document's title.
     fn remember(&self, chat_id: i64, question: &str, answer: &ChatAnswer, retrieval: Option<&Retrieval>) -> Result<()> {
-        let refused = answer.outcome == Outcome::Refused;
-        let labels = if refused { Vec::new() } else { self.labels()? };
-        let store = self.store();
-        if let (false, Some(hit)) = (refused, retrieval.and_then(|r| r.hits.first())) {
-            let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
-            if let Some(subject) = label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone()) {
-                store.set_subject(chat_id, &subject)?;
+        let top = retrieval.and_then(|r| r.hits.first()).filter(|_| answer.outcome != Outcome::Refused);
+        let subject = match top {
+            Some(hit) => {
+                let labels = self.subjects.labels()?;
+                let label = labels.iter().find(|l| l.sources.contains(&hit.chunk.source));
+                label.map(|l| l.subject()).or_else(|| hit.chunk.title.clone())
             }
-        }
-        store.add_message(chat_id, "user", question, &serde_json::json!([]), None)?;
-        let route_json = serde_json::to_value(&answer.route).unwrap_or_default();
-        store.add_message(chat_id, "assistant", &answer.answer, &serde_json::to_value(&answer.citations).unwrap_or_default(), Some(&route_json))?;
-        Ok(())
-    }
-
-    pub fn conversations(&self) -> Result<Vec<crate::store::Conversation>> {
-        self.store().conversations()
+            None => None,
+        };
+        let exchange = conversations::Exchange {
+            user: question,
+            reply: &answer.answer,
+            citations: serde_json::to_value(&answer.citations).unwrap_or_default(),
+            route: Some(serde_json::to_value(&answer.route).unwrap_or_default()),
+            subject,
+        };
+        self.conversations.record(chat_id, &exchange)
     }
 }

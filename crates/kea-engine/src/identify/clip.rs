@@ -35,6 +35,8 @@ const DEFAULT_PROMPT: &str = "a photo of a {en} ({latin}), a kind of {kind}";
 type AttributeVectors = Vec<Vec<Vec<f32>>>;
 
 pub struct ClipClassifier {
+    /// The image model's id.
+    id: String,
     vision: ImageEmbedding,
     text: OnnxEmbedder,
     prompt: Option<String>,
@@ -47,11 +49,17 @@ pub struct ClipClassifier {
 }
 
 impl ClipClassifier {
+    /// The image model's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Loads the image model `id` and the text model its manifest names.
     pub fn load(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Result<ClipClassifier> {
         let image = onnx::image_model(paths, id)?;
         let text = OnnxEmbedder::load(paths, &image.text_model, options)?;
         Ok(ClipClassifier {
+            id: id.to_string(),
             vision: image.session,
             text,
             prompt: image.prompt,

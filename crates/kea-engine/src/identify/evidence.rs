@@ -1,6 +1,6 @@
-//! Evidence for an identification: the queries a doubtful result asks, each
-//! one's best hits merged, deduplicated and reranked, or a confident label's
-//! own best passages — all through the [`Retriever`].
+//! Evidence for an identification: the queries a doubtful result asks,
+//! retrieved together and reranked once, or a confident label's own best
+//! passages — all through the [`Retriever`].
 
 use std::collections::HashSet;
 
@@ -13,8 +13,6 @@ use crate::retrieve::{Hit, RetrievalConfig, Retriever};
 
 /// Evidence hits kept after merging the queries' results.
 const EVIDENCE_KEPT: usize = 6;
-/// Hits taken from each evidence query before merging.
-const EVIDENCE_PER_QUERY: usize = 4;
 
 /// The up-to-three evidence queries for a doubtful result.
 pub fn build_queries(candidates: &[Candidate], description: &str, lang: &str, profile: &Profile) -> Vec<String> {
@@ -48,24 +46,12 @@ pub fn dedupe_evidence(hits: Vec<Hit>) -> Vec<Hit> {
     hits.into_iter().filter(|h| seen.insert((h.chunk.source.clone(), h.chunk.text.chars().take(40).collect::<String>()))).collect()
 }
 
-/// Evidence for a doubtful result: each query's best hits, merged,
-/// deduplicated and reranked against the first query (cross-encoder
-/// when installed, else the fused score).
+/// Evidence for a doubtful result: the queries retrieved together (their
+/// candidates merged before fusion, reranked once against the first query
+/// when a cross-encoder is installed), deduplicated.
 pub(super) fn merged_evidence(retriever: &Retriever, queries: &[String], config: &RetrievalConfig) -> Result<Vec<Hit>> {
-    let mut hits = Vec::new();
-    for query in queries {
-        hits.extend(retriever.retrieve(query, config)?.hits.into_iter().take(EVIDENCE_PER_QUERY));
-    }
-    let mut hits = dedupe_evidence(hits);
-    let lead = queries.first().map(String::as_str).unwrap_or_default();
-    // No reranker, or one that fails: the fused scores stand.
-    if let Ok(Some(scores)) = retriever.cross_encoder_scores(lead, &hits, config) {
-        for (hit, score) in hits.iter_mut().zip(scores) {
-            hit.rerank = Some(score);
-            hit.score = score;
-        }
-    }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let config = RetrievalConfig { top_k: config.top_k.max(EVIDENCE_KEPT), ..config.clone() };
+    let mut hits = dedupe_evidence(retriever.retrieve_queries(queries, None, &config)?.hits);
     hits.truncate(EVIDENCE_KEPT);
     Ok(hits)
 }

@@ -14,6 +14,8 @@ pub mod image_input;
 pub mod vision_llm;
 mod words;
 
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use kea_llm::Provider;
@@ -21,8 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::chat::{ChatEvent, Citation};
-use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 pub use crate::labels::Label;
 use crate::profile::Profile;
 use crate::retrieve::RetrievalConfig;
@@ -53,6 +54,10 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IdentifyOptions {
+    /// What ranks the labels: the image model, or the language model if it sees.
+    pub classifier: PhotoClassifier,
+    /// The CLIP image model's id (its manifest names the text model).
+    pub image_model: String,
     pub high: f32,
     pub low: f32,
     /// Medium results below this top-1 probability are checked too.
@@ -64,7 +69,15 @@ pub struct IdentifyOptions {
 
 impl Default for IdentifyOptions {
     fn default() -> Self {
-        IdentifyOptions { high: 0.75, low: 0.45, medium_check_below: 0.65, lang: "en".into(), retrieval: RetrievalConfig::default() }
+        IdentifyOptions {
+            classifier: PhotoClassifier::Clip,
+            image_model: DEFAULT_IMAGE_MODEL.into(),
+            high: 0.75,
+            low: 0.45,
+            medium_check_below: 0.65,
+            lang: "en".into(),
+            retrieval: RetrievalConfig::default(),
+        }
     }
 }
 
@@ -116,13 +129,93 @@ pub(crate) fn no_labels() -> crate::error::Error {
     )
 }
 
-impl Engine {
+/// The classifier behind photo identification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhotoClassifier {
+    /// A CLIP image model ranks the labels (loaded once, kept).
+    #[default]
+    Clip,
+    /// The configured language model looks at the photo.
+    VisionLlm,
+}
+
+/// Photos larger than this are refused before they are decoded.
+pub const MAX_PHOTO_BYTES: u64 = 50 << 20;
+
+/// A photo to identify: a file, read here, or its bytes.
+#[derive(Debug, Clone)]
+pub enum Photo {
+    File(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+impl Photo {
+    fn into_bytes(self) -> Result<Vec<u8>> {
+        let bytes = match self {
+            Photo::Bytes(bytes) => bytes,
+            Photo::File(path) => {
+                let io = |e: std::io::Error| Error::io(format!("reading {}", path.display()), e);
+                if std::fs::metadata(&path).map_err(io)?.len() > MAX_PHOTO_BYTES {
+                    return Err(Error::InvalidInput(format!("{} is over the {} MB a photo may have", path.display(), MAX_PHOTO_BYTES >> 20)));
+                }
+                std::fs::read(&path).map_err(io)?
+            }
+        };
+        if bytes.len() as u64 > MAX_PHOTO_BYTES {
+            return Err(Error::InvalidInput(format!("the photo is over the {} MB a photo may have", MAX_PHOTO_BYTES >> 20)));
+        }
+        Ok(bytes)
+    }
+}
+
+/// Photo identification, over the retriever, the conversation store, the
+/// collection's labels and the image model (loaded on first use).
+pub struct Identifier<'a> {
+    pub(crate) retriever: crate::retrieve::Retriever<'a>,
+    pub(crate) conversations: crate::chat::Conversations<'a>,
+    pub(crate) subjects: &'a dyn crate::labels::Subjects,
+    pub(crate) clip: &'a Mutex<Option<ClipClassifier>>,
+    pub(crate) model_paths: &'a crate::model::ModelPaths,
+    pub(crate) embed: &'a crate::embed::EmbedOptions,
+}
+
+impl Identifier<'_> {
     /// Identifies what `image_bytes` shows with `classifier`: a confident
     /// result quotes the label's best passage; a doubtful one is checked
     /// against merged, reranked evidence and `llm` decides (when it may
     /// write). The photo and the reply become messages of conversation
     /// `chat_id` (a new one when `None`), whose subject becomes the label.
     pub fn identify(
+        &self,
+        llm: &dyn Provider,
+        photo: Photo,
+        chat_id: Option<i64>,
+        options: &IdentifyOptions,
+        sink: &mut dyn FnMut(ChatEvent),
+    ) -> Result<Identification> {
+        let image_bytes = photo.into_bytes()?;
+        match options.classifier {
+            PhotoClassifier::VisionLlm => self.identify_with(&mut VisionLlmClassifier::new(llm), llm, &image_bytes, chat_id, options, sink),
+            PhotoClassifier::Clip => {
+                let mut slot = self.clip.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_none_or(|clip| clip.id() != options.image_model) {
+                    *slot = None;
+                    *slot = Some(ClipClassifier::load(self.model_paths, &options.image_model, self.embed)?);
+                }
+                let clip = slot.as_mut().expect("loaded above");
+                self.identify_with(clip, llm, &image_bytes, chat_id, options, sink)
+            }
+        }
+    }
+
+    /// Unloads the image model (it was removed); the next identification loads one again.
+    pub fn unload_image_model(&self) {
+        *self.clip.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// [`Identifier::identify`] with `classifier`.
+    fn identify_with(
         &self,
         classifier: &mut dyn ImageClassifier,
         llm: &dyn Provider,
@@ -132,7 +225,7 @@ impl Engine {
         sink: &mut dyn FnMut(ChatEvent),
     ) -> Result<Identification> {
         let mut stages = StageTimes::default();
-        let profile = self.profile();
+        let profile = self.subjects.profile();
         let words = Words::new(&profile, &options.lang);
         let (c, candidates, labels) = self.classify_photo(classifier, image_bytes, &profile, &mut stages, sink)?;
         let top = candidates[0].clone();
@@ -154,20 +247,17 @@ impl Engine {
         };
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "retrieval" });
-        let retriever = self.retriever();
+        let retriever = &self.retriever;
         let evidence = if !in_kb {
             result.reply = words.not_in_knowledge_base(words.name(&top));
             None
         } else if used_retrieval {
             result.queries = build_queries(&candidates, &c.visual_description, &options.lang, &profile);
-            Some(merged_evidence(&retriever, &result.queries, &options.retrieval)?)
+            Some(merged_evidence(retriever, &result.queries, &options.retrieval)?)
         } else {
-            Some(label_passages(&retriever, &labels, &top.name, words.zh, &options.retrieval)?)
+            Some(label_passages(retriever, &labels, &top.name, words.zh, &options.retrieval)?)
         };
-        let context = evidence.map(|hits| {
-            let chunks: Vec<_> = hits.iter().map(|h| h.chunk.clone()).collect();
-            crate::retrieve::context::assemble(&chunks, options.retrieval.context_tokens)
-        });
+        let context = evidence.map(|hits| crate::retrieve::context::of_hits(&hits, options.retrieval.context_tokens));
         if let Some(context) = &context {
             result.evidence = context.blocks.iter().map(Citation::from).collect();
         }
@@ -199,7 +289,7 @@ impl Engine {
         sink(ChatEvent::ToolStart { tool: "decode" });
         let image = image_input::decode_image(image_bytes)?;
         stages.end("decode", t, sink, json!({"width": image.width(), "height": image.height()}));
-        let labels = self.labels()?;
+        let labels = self.subjects.labels()?;
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "classify" });
         if labels.is_empty() {
@@ -219,21 +309,19 @@ impl Engine {
     /// Saves the photo and the reply in the conversation (created when
     /// `chat_id` is `None`) and makes the identified label its subject.
     fn record_identification(&self, chat_id: Option<i64>, result: &Identification, labels: &[Label], words: &Words) -> Result<i64> {
-        let store = self.store();
         let final_name = result.decision.as_ref().map_or(result.candidates[0].name.as_str(), |d| d.final_name.as_str());
         let label = labels.iter().find(|l| l.name() == final_name).filter(|_| result.in_knowledge_base);
-        let id = match chat_id {
-            Some(id) => store.conversation(id)?.ok_or_else(|| crate::error::Error::InvalidInput(format!("no conversation {id}")))?.id,
-            None => {
-                let name = label.map(|l| if words.zh { l.zh.as_deref().unwrap_or(l.name()) } else { l.name() });
-                store.create_conversation(&name.map_or_else(|| words.photo().to_string(), |n| format!("{}{n}", words.photo())))?
-            }
+        let name = label.map(|l| if words.zh { l.zh.as_deref().unwrap_or(l.name()) } else { l.name() });
+        let title = name.map_or_else(|| words.photo().to_string(), |n| format!("{}{n}", words.photo()));
+        let (id, _) = self.conversations.open(chat_id, &title)?;
+        let exchange = crate::chat::conversations::Exchange {
+            user: words.photo(),
+            reply: &result.reply,
+            citations: serde_json::to_value(&result.evidence).unwrap_or_default(),
+            route: None,
+            subject: label.map(Label::subject),
         };
-        store.add_message(id, "user", words.photo(), &json!([]), None)?;
-        store.add_message(id, "assistant", &result.reply, &serde_json::to_value(&result.evidence).unwrap_or_default(), None)?;
-        if let Some(label) = label {
-            store.set_subject(id, &label.subject())?;
-        }
+        self.conversations.record(id, &exchange)?;
         Ok(id)
     }
 }

@@ -17,12 +17,12 @@ use crate::profile::Profile;
 /// The longest side of the image sent to the model.
 const MAX_SIDE: u32 = 768;
 
-pub struct VisionLlmClassifier {
-    llm: Box<dyn Provider>,
+pub struct VisionLlmClassifier<'a> {
+    llm: &'a dyn Provider,
 }
 
-impl VisionLlmClassifier {
-    pub fn new(llm: Box<dyn Provider>) -> Self {
+impl<'a> VisionLlmClassifier<'a> {
+    pub fn new(llm: &'a dyn Provider) -> Self {
         VisionLlmClassifier { llm }
     }
 }
@@ -66,7 +66,7 @@ pub fn parse_answer(text: &str, labels: &[Label]) -> Option<Classification> {
     })
 }
 
-impl ImageClassifier for VisionLlmClassifier {
+impl ImageClassifier for VisionLlmClassifier<'_> {
     fn describe(&self) -> String {
         format!("vision LLM ({})", self.llm.describe())
     }

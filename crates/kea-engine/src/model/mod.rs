@@ -121,7 +121,8 @@ impl ModelPaths {
     /// The default search order: the folders of `$KEA_MODELS_DIR` (a list,
     /// like `PATH`); `./models`; `models/` next to the executable or in the
     /// nearest folder above it that has one (a dev checkout's `target/…`);
-    /// `models/` in the data dir.
+    /// `lib/kea/models` beside the executable's folder (an installed
+    /// package's bundled models); `models/` in the data dir.
     pub fn discover(data_dir: &Path) -> ModelPaths {
         let mut dirs = env_models_dirs();
 
@@ -138,6 +139,11 @@ impl ModelPaths {
                     dirs.push(candidate);
                     break;
                 }
+            }
+            // Installed (the .deb): `/usr/bin/kea` finds `/usr/lib/kea/models`.
+            let installed = exe.parent().and_then(Path::parent).map(|prefix| prefix.join("lib/kea/models"));
+            if let Some(candidate) = installed.filter(|c| c.is_dir() && !dirs.contains(c)) {
+                dirs.push(candidate);
             }
         }
         dirs.push(data_dir.join("models"));

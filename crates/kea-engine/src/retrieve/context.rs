@@ -55,8 +55,15 @@ fn normalise(sentence: &str) -> String {
     sentence.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-/// Builds the context from hits in rank order.
-pub fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
+/// The context of retrieved hits, in rank order: what chat, identification
+/// and the retriever all give a model or the user.
+pub fn of_hits(hits: &[super::Hit], token_budget: usize) -> Context {
+    let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
+    assemble(&chunks, token_budget)
+}
+
+/// Builds the context from chunks in rank order.
+pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     // Group adjacent chunks of the same source, in the order of their best hit.
     let mut groups: Vec<Vec<&ChunkRow>> = Vec::new();
     for hit in hits {

@@ -22,6 +22,12 @@ pub trait QueryModels {
     fn languages(&self) -> &[String];
     /// The relevance decision's calibration for the embedding model.
     fn calibration(&self) -> super::calibration::Calibration;
+    /// `query` with the names of subjects whose documents are all in the
+    /// other language translated (see [`crate::labels::translate_names`]);
+    /// `None` when nothing is to translate.
+    fn translate_names(&self, _query: &str) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -59,13 +65,30 @@ impl<'a> Retriever<'a> {
         self.retrieve_queries(&[query.to_string()], None, config)
     }
 
+    /// The single-retriever or hybrid search behind `kea search`.
+    pub fn search(&self, query: &str, top_k: usize, mode: super::SearchMode) -> Result<Vec<Hit>> {
+        Ok(self.retrieve(query, &mode.config(top_k))?.hits)
+    }
+
+    /// Chunks by id (for showing a cited passage or a trace).
+    pub fn chunks(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
+        self.passages.chunks_by_ids(ids)
+    }
+
     /// Runs the pipeline for several phrasings of one question (query
-    /// expansion, translated names): each is retrieved, and a chunk keeps
-    /// its best score per retriever before fusion. The first query is the
-    /// main one; `translated`, the question in the documents' language, is
-    /// searched too and may decide relevance when the main one does not.
+    /// expansion): each is retrieved, and a chunk keeps its best score per
+    /// retriever before fusion; the cross-encoder then reranks the fused
+    /// shortlist once, against the main query. The first query is the main
+    /// one, searched also with its names translated when their documents
+    /// are in the other language; `translated`, the question in the
+    /// documents' language, is searched too and may decide relevance when
+    /// the main one does not.
     pub fn retrieve_queries(&self, queries: &[String], translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
         let total = std::time::Instant::now();
+        let mut queries = queries.to_vec();
+        if let Some(named) = queries.first().map(|main| self.models.translate_names(main)).transpose()?.flatten() {
+            queries.insert(1, named);
+        }
         let translated = translated.map(prepare_query).filter(|q| !q.is_empty());
         let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).chain(translated.clone()).collect();
         let Some(main) = prepared.first().cloned() else {
@@ -132,8 +155,7 @@ impl<'a> Retriever<'a> {
         total: std::time::Instant,
     ) -> Result<Retrieval> {
         let t = super::start();
-        let chunks: Vec<ChunkRow> = hits.iter().map(|h| h.chunk.clone()).collect();
-        let context = context::assemble(&chunks, config.context_tokens);
+        let context = context::of_hits(&hits, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
         let relevance = self.judge_relevance_translated(query, translated, &hits, &trace, config)?;
@@ -246,13 +268,6 @@ impl<'a> Retriever<'a> {
         }
         order.truncate(config.top_k);
         (order, rerank_scores)
-    }
-
-    /// Cross-encoder probabilities of `hits` for `query`, in their order;
-    /// `None` when no reranker is set.
-    pub fn cross_encoder_scores(&self, query: &str, hits: &[Hit], config: &RetrievalConfig) -> Result<Option<Vec<f32>>> {
-        let passages: Vec<String> = hits.iter().map(|h| passage_text(&h.chunk, config.rerank_max_chars)).collect();
-        self.models.cross_encode(query, &passages)
     }
 
     /// Names (document, heading) for the passages the trace's stages rank first and the hits.

@@ -3,6 +3,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use kea_llm::Role;
+
 use super::Store;
 use crate::error::Result;
 
@@ -17,7 +19,7 @@ pub struct Conversation {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StoredMessage {
     pub id: i64,
-    pub role: String,
+    pub role: Role,
     pub content: String,
     pub citations: serde_json::Value,
     pub route: Option<serde_json::Value>,
@@ -64,11 +66,11 @@ impl Store {
         Ok(())
     }
 
-    pub fn add_message(&self, conversation: i64, role: &str, content: &str, citations: &serde_json::Value, route: Option<&serde_json::Value>) -> Result<i64> {
+    pub fn add_message(&self, conversation: i64, role: Role, content: &str, citations: &serde_json::Value, route: Option<&serde_json::Value>) -> Result<i64> {
         let t = now();
         self.conn.execute(
             "INSERT INTO messages(conversation_id, role, content, citations, route, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![conversation, role, content, citations.to_string(), route.map(|r| r.to_string()), t],
+            params![conversation, role.as_str(), content, citations.to_string(), route.map(|r| r.to_string()), t],
         )?;
         let id = self.conn.last_insert_rowid();
         self.conn.execute("UPDATE conversations SET updated_at = ?1 WHERE id = ?2", params![t, conversation])?;
@@ -81,9 +83,10 @@ impl Store {
         let rows = stmt.query_map(params![conversation, limit as i64], |r| {
             let citations: String = r.get(3)?;
             let route: Option<String> = r.get(4)?;
+            let role: String = r.get(1)?;
             Ok(StoredMessage {
                 id: r.get(0)?,
-                role: r.get(1)?,
+                role: if role == Role::Assistant.as_str() { Role::Assistant } else { Role::User },
                 content: r.get(2)?,
                 citations: serde_json::from_str(&citations).unwrap_or_default(),
                 route: route.and_then(|r| serde_json::from_str(&r).ok()),
@@ -103,12 +106,12 @@ mod tests {
     fn conversations_keep_messages_and_subject() {
         let store = Store::open_in_memory().unwrap();
         let id = store.create_conversation("Cockatiels").unwrap();
-        store.add_message(id, "user", "what do cockatiels eat?", &serde_json::json!([]), None).unwrap();
+        store.add_message(id, Role::User, "what do cockatiels eat?", &serde_json::json!([]), None).unwrap();
         let route = serde_json::json!({"use_rag": true});
-        store.add_message(id, "assistant", "Seeds and pellets [S1].", &serde_json::json!([{"id": "S1"}]), Some(&route)).unwrap();
+        store.add_message(id, Role::Assistant, "Seeds and pellets [S1].", &serde_json::json!([{"id": "S1"}]), Some(&route)).unwrap();
         store.set_subject(id, "玄凤鹦鹉").unwrap();
         let messages = store.recent_messages(id, 10).unwrap();
-        assert_eq!(messages.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["user", "assistant"]);
+        assert_eq!(messages.iter().map(|m| m.role).collect::<Vec<_>>(), [Role::User, Role::Assistant]);
         assert_eq!(messages[1].citations[0]["id"], "S1");
         assert_eq!(messages[1].route.as_ref().unwrap()["use_rag"], true);
         assert_eq!(store.conversation(id).unwrap().unwrap().subject.as_deref(), Some("玄凤鹦鹉"));

@@ -21,8 +21,42 @@ use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
 const SCHEMA_VERSION: &str = "3";
-/// Meta key: the embedding model's measured milliseconds per chunk (written by a sync).
-pub(crate) const EMBED_MS_PER_CHUNK: &str = "embed_ms_per_chunk";
+
+/// A key of the store's `meta` table: every key the engine reads or writes
+/// is one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetaKey {
+    SchemaVersion,
+    /// Bumped by every transaction that changes chunks.
+    Generation,
+    /// The embedding model the stored vectors come from, and their dimension.
+    ModelId,
+    Dim,
+    /// The embedding model's measured milliseconds per chunk (written by a sync).
+    EmbedMsPerChunk,
+    /// How documents were chunked: another format re-reads them.
+    ChunkFormat,
+    /// A team mirror: the state of the last pull.
+    TeamPulled,
+    /// A team mirror: the version pulled of one source (by its tag).
+    TeamVersion(String),
+}
+
+impl MetaKey {
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
+        let name = match self {
+            MetaKey::SchemaVersion => "schema_version",
+            MetaKey::Generation => "generation",
+            MetaKey::ModelId => "model_id",
+            MetaKey::Dim => "dim",
+            MetaKey::EmbedMsPerChunk => "embed_ms_per_chunk",
+            MetaKey::ChunkFormat => "chunk_format",
+            MetaKey::TeamPulled => "team.pulled",
+            MetaKey::TeamVersion(tag) => return format!("team.version.{tag}").into(),
+        };
+        name.into()
+    }
+}
 
 /// A document's indexing state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -122,14 +156,14 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Store { conn, term_counts: Default::default() };
-        let version = store.conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get::<_, String>(0)).optional();
+        let version = store.conn.query_row("SELECT value FROM meta WHERE key = ?1", [MetaKey::SchemaVersion.name()], |r| r.get::<_, String>(0)).optional();
         match version.ok().flatten().as_deref() {
             // v1: raw-text FTS; v2: segmented but unstemmed.
             Some("1") | Some("2") => store.rebuild_full_text()?,
             Some(SCHEMA_VERSION) | None => store.conn.execute_batch(include_str!("schema.sql"))?,
             Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
         }
-        store.set_meta("schema_version", SCHEMA_VERSION)?;
+        store.set_meta(&MetaKey::SchemaVersion, SCHEMA_VERSION)?;
         Ok(store)
     }
 
@@ -152,24 +186,24 @@ impl Store {
         Ok(())
     }
 
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        Ok(self.conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    pub fn meta(&self, key: &MetaKey) -> Result<Option<String>> {
+        Ok(self.conn.query_row("SELECT value FROM meta WHERE key = ?1", [key.name()], |r| r.get(0)).optional()?)
     }
 
-    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key, value])?;
+    pub fn set_meta(&self, key: &MetaKey, value: &str) -> Result<()> {
+        self.conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key.name(), value])?;
         Ok(())
     }
 
     /// Bumped by every transaction that changes chunks.
     pub fn generation(&self) -> Result<i64> {
-        Ok(self.meta("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0))
+        Ok(self.meta(&MetaKey::Generation)?.and_then(|g| g.parse().ok()).unwrap_or(0))
     }
 
     /// The embedding model the stored vectors come from, and its dimension.
     pub fn model(&self) -> Result<Option<(String, usize)>> {
-        let id = self.meta("model_id")?;
-        let dim = self.meta("dim")?.and_then(|d| d.parse().ok());
+        let id = self.meta(&MetaKey::ModelId)?;
+        let dim = self.meta(&MetaKey::Dim)?.and_then(|d| d.parse().ok());
         Ok(id.zip(dim))
     }
 
@@ -188,8 +222,8 @@ impl Store {
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("UPDATE documents SET content_hash = NULL, chunk_count = 0", [])?;
-        for (k, v) in [("model_id", model_id.to_string()), ("dim", dim.to_string())] {
-            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+        for (k, v) in [(MetaKey::ModelId, model_id.to_string()), (MetaKey::Dim, dim.to_string())] {
+            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k.name(), v])?;
         }
         bump_generation(&tx)?;
         tx.commit()?;
@@ -440,9 +474,9 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
 
 fn bump_generation(tx: &Transaction) -> Result<()> {
     tx.execute(
-        "INSERT INTO meta(key, value) VALUES ('generation', '1')
+        "INSERT INTO meta(key, value) VALUES (?1, '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-        [],
+        [MetaKey::Generation.name()],
     )?;
     Ok(())
 }

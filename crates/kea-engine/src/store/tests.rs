@@ -135,7 +135,7 @@ fn version_1_stores_are_migrated_to_segmented_full_text() {
         .unwrap();
     }
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some(SCHEMA_VERSION));
+    assert_eq!(store.meta(&MetaKey::SchemaVersion).unwrap().as_deref(), Some(SCHEMA_VERSION));
     assert_eq!(store.fts_search("草籽", 5).unwrap().len(), 1, "segmented words are searchable after migration");
     assert!(store.integrity_check().unwrap().is_empty());
 }

@@ -11,7 +11,7 @@ use super::milvus::key_of;
 use super::registry::{quoted, Registry, Source};
 use super::{Team, TAG_SHIFT};
 use crate::error::Result;
-use crate::store::{fts_tokens, MirroredChunk, Store};
+use crate::store::{fts_tokens, MetaKey, MirroredChunk, Store};
 use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
 
 /// Rows fetched per query when pulling.
@@ -19,7 +19,6 @@ const PAGE: usize = 256;
 /// Chunks uploaded per write when reconciling (each write waits until it reads back).
 const UPLOAD_BATCH: usize = 2048;
 /// Mirror meta key: the registry state last pulled.
-const PULLED: &str = "team.pulled";
 /// What one pulled row may hold: a peer's rows are checked, not trusted.
 const MAX_TEXT_BYTES: usize = 64 << 10;
 const MAX_TOKENS_BYTES: usize = 256 << 10;
@@ -69,7 +68,7 @@ pub fn reconcile(team: &Team, store: &Store) -> Result<(usize, usize)> {
 pub fn pull_others(team: &Team) -> Result<()> {
     let sources: Vec<Source> = Registry::of(&team.milvus, &team.store.collection).sources()?.into_iter().filter(|s| s.namespace != team.namespace).collect();
     let state: String = sources.iter().map(|s| format!("{}={}", s.tag, s.version)).collect::<Vec<_>>().join(",");
-    if team.mirror().meta(PULLED)?.as_deref() == Some(state.as_str()) {
+    if team.mirror().meta(&MetaKey::TeamPulled)?.as_deref() == Some(state.as_str()) {
         return Ok(());
     }
     for source in &sources {
@@ -79,12 +78,12 @@ pub fn pull_others(team: &Team) -> Result<()> {
     let mut mirror = team.mirror();
     let gone: Vec<u64> = mirror.chunk_ids_between(1 << TAG_SHIFT, u64::MAX)?.into_iter().filter(|id| !registered.contains(&(id >> TAG_SHIFT))).collect();
     mirror.remove_chunk_ids(&gone)?;
-    mirror.set_meta(PULLED, &state)
+    mirror.set_meta(&MetaKey::TeamPulled, &state)
 }
 
 /// Brings one namespace's mirrored rows to its current version.
 fn pull_namespace(team: &Team, source: &Source) -> Result<()> {
-    let version_key = format!("team.version.{}", source.tag);
+    let version_key = MetaKey::TeamVersion(source.tag.to_string());
     if team.mirror().meta(&version_key)? == Some(source.version.to_string()) {
         return Ok(());
     }

@@ -1,14 +1,14 @@
-//! Managing what is indexed and said: one document (locate, delete,
-//! re-index) and conversations (messages, rename, delete). Document paths
-//! come from the UI as keys relative to the knowledge folder and are checked
-//! to stay inside it.
+//! [`Documents`]: the knowledge folder's documents one at a time — import
+//! into it, locate and read one, delete or re-index it. Document keys come
+//! from the UI relative to the knowledge folder and are checked to stay
+//! inside it.
 
 use std::path::{Component, Path, PathBuf};
 
+use super::Engine;
 use crate::error::{Error, Result};
+use crate::import::{ImportProgress, ImportReport};
 use crate::progress::{CancelToken, ProgressSink, SyncReport};
-use crate::store::StoredMessage;
-use crate::Engine;
 
 /// Rejects keys that are absolute or climb out (`..`), and files of a kind
 /// Kea does not index (a script is never opened or deleted through Kea),
@@ -25,12 +25,17 @@ fn checked_key(key: &str) -> Result<&Path> {
     Ok(path)
 }
 
-impl Engine {
+/// The documents of the knowledge folder (see [`Engine::documents`]).
+pub struct Documents<'a> {
+    pub(crate) engine: &'a Engine,
+}
+
+impl Documents<'_> {
     /// The file on disk behind an indexed document key, which must resolve
     /// (after symlinks) inside the knowledge folder.
-    pub fn document_path(&self, key: &str) -> Result<PathBuf> {
+    pub fn path(&self, key: &str) -> Result<PathBuf> {
         let rel = checked_key(key)?;
-        let root = self.knowledge_dir();
+        let root = &self.engine.config().knowledge_dir;
         let joined = root.join(rel);
         let missing = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::NotFound => Error::NotFound(format!("{key} is no longer in the knowledge folder")),
@@ -46,51 +51,37 @@ impl Engine {
 
     /// A document's bytes (for showing a cited PDF page), read only inside
     /// the knowledge folder and up to the size limit of indexing.
-    pub fn document_bytes(&self, key: &str) -> Result<Vec<u8>> {
-        let path = self.document_path(key)?;
+    pub fn bytes(&self, key: &str) -> Result<Vec<u8>> {
+        let path = self.path(key)?;
+        let limit = self.engine.config().max_file_bytes;
         let size = std::fs::metadata(&path).map_err(|e| Error::io(format!("reading {key}"), e))?.len();
-        if size > self.config().max_file_bytes {
-            return Err(Error::InvalidInput(format!("{key} is {} MB, over the {} MB limit", size / 1_000_000, self.config().max_file_bytes / 1_000_000)));
+        if size > limit {
+            return Err(Error::InvalidInput(format!("{key} is {} MB, over the {} MB limit", size / 1_000_000, limit / 1_000_000)));
         }
         std::fs::read(&path).map_err(|e| Error::io(format!("reading {key}"), e))
     }
 
     /// Deletes a document's file and drops it from the index.
-    pub fn delete_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        let path = self.document_path(key)?;
+    pub fn delete(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        let path = self.path(key)?;
         std::fs::remove_file(&path).map_err(|e| Error::io(format!("deleting {key}"), e))?;
-        self.sync_paths(&[path], sink, cancel)
+        self.engine.indexer().sync_paths(&[path], sink, cancel)
     }
 
     /// Extracts, chunks and indexes one document again even if unchanged
     /// (unchanged chunks keep their vectors).
-    pub fn reindex_document(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+    pub fn reindex(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let rel = checked_key(key)?;
-        if !self.store().mark_stale(key)? {
+        if !self.engine.store().mark_stale(key)? {
             return Err(Error::NotFound(format!("{key} is not indexed")));
         }
-        self.sync_paths(&[self.knowledge_dir().join(rel)], sink, cancel)
+        self.engine.indexer().sync_paths(&[self.engine.config().knowledge_dir.join(rel)], sink, cancel)
     }
 
-    /// All messages of a conversation, oldest first.
-    pub fn conversation_messages(&self, id: i64) -> Result<Vec<StoredMessage>> {
-        let store = self.store();
-        if store.conversation(id)?.is_none() {
-            return Err(Error::NotFound(format!("conversation {id}")));
-        }
-        store.recent_messages(id, usize::MAX >> 1)
-    }
-
-    pub fn rename_conversation(&self, id: i64, title: &str) -> Result<()> {
-        let title = title.trim();
-        if title.is_empty() {
-            return Err(Error::InvalidInput("a conversation needs a title".into()));
-        }
-        self.store().rename_conversation(id, title)
-    }
-
-    pub fn delete_conversation(&self, id: i64) -> Result<()> {
-        self.store().delete_conversation(id)
+    /// Copies `sources` (files or folders) into the knowledge folder,
+    /// telling `on_copied` after each file (see [`crate::import`]).
+    pub fn import(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
+        crate::import::import_into(&self.engine.config().knowledge_dir, self.engine.config().max_file_bytes, sources, on_copied)
     }
 }
 
@@ -120,28 +111,10 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("precious.md"), knowledge.join("link.md")).unwrap();
         std::fs::write(knowledge.join("mine.md"), "# Mine").unwrap();
         let engine = Engine::open(crate::EngineConfig::new(&knowledge, tmp.path().join("data"))).unwrap();
-        assert_eq!(engine.document_path("link.md").unwrap_err().kind(), crate::ErrorKind::InvalidInput);
-        assert_eq!(engine.document_path("gone.md").unwrap_err().kind(), crate::ErrorKind::NotFound);
-        assert_eq!(engine.document_path("mine.md").unwrap(), knowledge.join("mine.md"));
-        assert!(engine.delete_document("link.md", &(), &CancelToken::new()).is_err());
+        assert_eq!(engine.documents().path("link.md").unwrap_err().kind(), crate::ErrorKind::InvalidInput);
+        assert_eq!(engine.documents().path("gone.md").unwrap_err().kind(), crate::ErrorKind::NotFound);
+        assert_eq!(engine.documents().path("mine.md").unwrap(), knowledge.join("mine.md"));
+        assert!(engine.documents().delete("link.md", &(), &CancelToken::new()).is_err());
         assert_eq!(std::fs::read_to_string(outside.join("precious.md")).unwrap(), "keep me");
-    }
-
-    #[test]
-    fn conversations_are_listed_renamed_reopened_and_deleted() {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("k")).unwrap();
-        let engine = Engine::open(crate::EngineConfig::new(tmp.path().join("k"), tmp.path().join("d"))).unwrap();
-        let id = engine.store().create_conversation("What do cockatiels eat?").unwrap();
-        engine.store().add_message(id, "user", "What do cockatiels eat?", &serde_json::json!([]), None).unwrap();
-        engine.store().add_message(id, "assistant", "Seeds [S1].", &serde_json::json!([{"id": "S1"}]), None).unwrap();
-        engine.rename_conversation(id, "  Cockatiel diet ").unwrap();
-        assert_eq!(engine.conversations().unwrap()[0].title, "Cockatiel diet");
-        assert_eq!(engine.rename_conversation(id, " ").unwrap_err().kind(), crate::ErrorKind::InvalidInput);
-        let messages = engine.conversation_messages(id).unwrap();
-        assert_eq!(messages.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["user", "assistant"]);
-        engine.delete_conversation(id).unwrap();
-        assert!(engine.conversations().unwrap().is_empty());
-        assert_eq!(engine.conversation_messages(id).unwrap_err().kind(), crate::ErrorKind::NotFound);
     }
 }

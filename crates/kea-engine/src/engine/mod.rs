@@ -7,20 +7,28 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use crate::chat::{Answerer, Conversations};
 use crate::chunk::ChunkConfig;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::extract::Ocr;
-use crate::ingest::{FileBudget, IndexModels, Indexer, SyncScope};
+use crate::identify::Identifier;
+use crate::ingest::{FileBudget, IndexModels, Ingest};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
-use crate::progress::{CancelToken, ProgressSink, SyncReport};
+use crate::progress::CancelToken;
 use crate::reader::ReaderProcess;
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
-use crate::retrieve::{Hit, LocalPassages, Passages, QueryModels, Retrieval, RetrievalConfig, Retriever, SearchMode};
+use crate::retrieve::{LocalPassages, Passages, QueryModels, Retriever};
 use crate::store::{DocRecord, Store};
 use crate::team::{MilvusIndex, Team, TeamConfig, TeamPassages};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
+
+pub use documents::Documents;
+pub use indexer::Indexer;
+
+mod documents;
+mod indexer;
 
 /// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
 #[derive(Debug, Clone)]
@@ -163,6 +171,8 @@ pub struct Engine {
     query_embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// When a sync last used `embedder`.
     embedder_used: Mutex<Instant>,
+    /// The CLIP image model, loaded at the first identification.
+    clip: Mutex<Option<crate::identify::ClipClassifier>>,
     /// Loaded on first use; a load failure is kept so queries fall back fast.
     reranker: Mutex<Option<std::result::Result<Box<dyn Reranker + Send>, String>>>,
     /// Held for the whole of a sync: one sync at a time.
@@ -180,7 +190,7 @@ pub struct Engine {
     vectors_rebuilt_on_open: bool,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
-    pub(crate) llm_rerank_cache: RerankCache,
+    llm_rerank_cache: RerankCache,
     /// The knowledge folder's `kea.toml` (re-read at every sync).
     profile: RwLock<crate::profile::Profile>,
     /// The team store the vectors live in (`vectors` is then its index).
@@ -288,6 +298,7 @@ impl Engine {
             query_embedder: Mutex::new(None),
             embedder_used: Mutex::new(Instant::now()),
             reranker: Mutex::new(None),
+            clip: Mutex::new(None),
             sync_lock: Mutex::new(()),
             ocr: std::sync::OnceLock::new(),
             active_run: Mutex::new(None),
@@ -302,12 +313,42 @@ impl Engine {
         })
     }
 
-    /// Loads the configured embedding model (local ONNX or remote).
-    fn load_embedder(&self, options: &EmbedOptions) -> Result<Box<dyn Embedder>> {
-        match self.config.remote_embedder.as_ref().filter(|r| r.model_id() == self.config.model_id) {
-            Some(remote) => Ok(Box::new(HttpEmbedder::connect(remote.clone())?)),
-            None => Ok(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?)),
+    /// Indexing: syncs of the knowledge folder, the vector file, re-embedding.
+    pub fn indexer(&self) -> Indexer<'_> {
+        Indexer { engine: self }
+    }
+
+    /// The documents of the knowledge folder: import, open, delete, re-index.
+    pub fn documents(&self) -> Documents<'_> {
+        Documents { engine: self }
+    }
+
+    /// The retrieval pipeline over this engine's store (and team mirror),
+    /// vectors and models.
+    pub fn retriever(&self) -> Retriever<'_> {
+        Retriever::new(self.passages(), &self.vectors, self)
+    }
+
+    /// Answers to questions, in conversations.
+    pub fn answerer(&self) -> Answerer<'_> {
+        Answerer { retriever: self.retriever(), conversations: self.conversations(), subjects: self, llm_rerank_cache: &self.llm_rerank_cache }
+    }
+
+    /// Photo identification against the collection's labels.
+    pub fn identifier(&self) -> Identifier<'_> {
+        Identifier {
+            retriever: self.retriever(),
+            conversations: self.conversations(),
+            subjects: self,
+            clip: &self.clip,
+            model_paths: &self.config.model_paths,
+            embed: &self.config.embed,
         }
+    }
+
+    /// The saved conversations (chats and identifications alike).
+    pub fn conversations(&self) -> Conversations<'_> {
+        Conversations { store: &self.store }
     }
 
     /// The current label set (names in front matter, keys from the profile).
@@ -324,8 +365,74 @@ impl Engine {
         &self.config
     }
 
+    /// The index's state as last committed (read on the reader connection:
+    /// never waits behind a commit).
+    pub fn status(&self) -> Result<Status> {
+        let store = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let model = store.model()?;
+        let index_bytes =
+            [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"].iter().filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok()).map(|m| m.len()).sum();
+        Ok(Status {
+            knowledge_dir: self.config.knowledge_dir.clone(),
+            data_dir: self.config.data_dir.clone(),
+            model_id: model.as_ref().map(|m| m.0.clone()),
+            dim: model.map(|m| m.1),
+            documents: store.documents()?,
+            chunks: store.chunk_count()?,
+            vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
+            index_bytes,
+            vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
+            team: match &self.team {
+                Some(team) => Some(TeamStatus {
+                    store: team.address().to_string(),
+                    namespace: team.namespace().to_string(),
+                    mirrored_chunks: team.mirrored_chunks()?,
+                    offline: team.offline(),
+                }),
+                None => None,
+            },
+        })
+    }
+
+    /// Stops this engine's indexing for good, before another engine opens
+    /// the same data folder (a model switch): the run in progress is
+    /// cancelled and waited for, and later syncs return `Cancelled` without
+    /// touching the index, so two engines never write it at once.
+    pub fn retire(&self) {
+        self.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.indexer().cancel();
+        drop(self.sync_lock.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    /// Unloads the indexing instance of the embedding model when no sync
+    /// has used it for `idle` (it loads again for the next change). The
+    /// query instance stays, so searches stay fast. True if it was unloaded.
+    pub fn release_idle_models(&self, idle: Duration) -> bool {
+        let Ok(mut slot) = self.embedder.try_lock() else { return false };
+        let unused = self.embedder_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle;
+        unused && slot.take().is_some()
+    }
+
+    /// The embedding model an index in `data_dir` was built with, without
+    /// opening the engine (`None`: no index yet).
+    pub fn indexed_model(data_dir: &Path) -> Result<Option<String>> {
+        let db = data_dir.join(DB_FILE);
+        if !db.is_file() {
+            return Ok(None);
+        }
+        Ok(Store::open(&db)?.model()?.map(|m| m.0))
+    }
+
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Loads the configured embedding model (local ONNX or remote).
+    fn load_embedder(&self, options: &EmbedOptions) -> Result<Box<dyn Embedder>> {
+        match self.config.remote_embedder.as_ref().filter(|r| r.model_id() == self.config.model_id) {
+            Some(remote) => Ok(Box::new(HttpEmbedder::connect(remote.clone())?)),
+            None => Ok(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?)),
+        }
     }
 
     /// Runs `f` with the embedding model, loading it on first use.
@@ -361,15 +468,6 @@ impl Engine {
         f(slot.as_deref_mut().expect("embedder was just loaded"))
     }
 
-    /// Unloads the indexing instance of the embedding model when no sync
-    /// has used it for `idle` (it loads again for the next change). The
-    /// query instance stays, so searches stay fast. True if it was unloaded.
-    pub fn release_idle_models(&self, idle: Duration) -> bool {
-        let Ok(mut slot) = self.embedder.try_lock() else { return false };
-        let unused = self.embedder_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle;
-        unused && slot.take().is_some()
-    }
-
     /// A team collection keeps the model it was made with: another model
     /// (or dimension) would mix vector spaces.
     fn check_team_model(&self, model_id: &str, dim: usize) -> Result<()> {
@@ -385,12 +483,6 @@ impl Engine {
         }
     }
 
-    /// The retrieval pipeline over this engine's store (and team mirror),
-    /// vectors and models.
-    pub fn retriever(&self) -> Retriever<'_> {
-        Retriever::new(self.passages(), &self.vectors, self)
-    }
-
     /// Where passages are read: the store, plus the team mirror when shared.
     fn passages(&self) -> Box<dyn Passages + '_> {
         match &self.team {
@@ -399,32 +491,8 @@ impl Engine {
         }
     }
 
-    /// Runs the retrieval pipeline for `query` (see [`Retriever::retrieve`]),
-    /// with its names translated when their documents are in the other language.
-    pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retrieve_translated(query, None, config)
-    }
-
-    /// [`Engine::retrieve`] with the question in the documents' language
-    /// as a router that translates gives it (searched, and judged when the
-    /// question is not answered).
-    pub(crate) fn retrieve_translated(&self, query: &str, translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
-        self.retriever().retrieve_queries(&self.with_translated_names(vec![query.to_string()])?, translated, config)
-    }
-
-    /// `queries` and, after the first, that query with the names of
-    /// subjects whose documents are all in the other language translated
-    /// ([`crate::labels::translate_names`]).
-    pub(crate) fn with_translated_names(&self, mut queries: Vec<String>) -> Result<Vec<String>> {
-        let Some(main) = queries.first() else { return Ok(queries) };
-        if let Some(translated) = self.name_index()?.translate(main) {
-            queries.insert(1, translated);
-        }
-        Ok(queries)
-    }
-
     /// The collection's names, rebuilt when the store has changed since.
-    pub(crate) fn name_index(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
+    fn name_index(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
         let generation = self.reader.lock().unwrap_or_else(|p| p.into_inner()).generation()?;
         let mut cached = self.names.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, index)) = cached.as_ref().filter(|(at, _)| *at == generation) {
@@ -434,11 +502,6 @@ impl Engine {
         let index = std::sync::Arc::new(crate::labels::NameIndex::new(&documents, &self.profile().labels));
         *cached = Some((generation, index.clone()));
         Ok(index)
-    }
-
-    /// The single-retriever or hybrid search behind `kea search`.
-    pub fn search(&self, query: &str, top_k: usize, mode: SearchMode) -> Result<Vec<Hit>> {
-        Ok(self.retrieve(query, &mode.config(top_k))?.hits)
     }
 
     /// Embeds a query with the query instance of the model (loaded on first
@@ -471,60 +534,9 @@ impl Engine {
         }
     }
 
-    /// Brings the index in step with the knowledge folder (one sync at a time).
-    pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        self.sync_scope(&SyncScope::Everything, sink, cancel)
-    }
-
-    /// Brings the index in step with some files and folders of the
-    /// knowledge folder (absolute paths; gone ones are dropped from the index).
-    pub fn sync_paths(&self, paths: &[PathBuf], sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        self.sync_scope(&SyncScope::Paths(paths.to_vec()), sink, cancel)
-    }
-
-    fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        let _one_at_a_time = self.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if self.retired.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(Error::Cancelled);
-        }
-        if let Some(team) = self.team.as_ref().filter(|t| t.needs_reconcile()) {
-            // A write failed (the server was lost): redo what it left undone.
-            crate::team::reconcile(team, &self.store())?;
-        }
-        // A switch allowed at open but not made there (a remote embedder's
-        // dimension is known once it answers): made now, so this sync embeds
-        // every document again rather than only the changed ones.
-        let indexed = self.store().model()?.map(|(id, _)| id);
-        if self.config.reembed && indexed.is_some_and(|id| id != self.config.model_id) {
-            self.with_embedder(|_| Ok(()))?;
-        }
-        let run = cancel.linked();
-        *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());
-        let report = self.indexer().sync(scope, sink, &run);
-        *self.active_run.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        report
-    }
-
-    /// Stops this engine's indexing for good, before another engine opens
-    /// the same data folder (a model switch): the run in progress is
-    /// cancelled and waited for, and later syncs return `Cancelled` without
-    /// touching the index, so two engines never write it at once.
-    pub fn retire(&self) {
-        self.retired.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.cancel_indexing();
-        drop(self.sync_lock.lock().unwrap_or_else(|p| p.into_inner()));
-    }
-
-    /// Stops the index run in progress, whoever started it (the watcher, the
-    /// app, a document's re-index), after the file or batch at hand.
-    pub fn cancel_indexing(&self) {
-        if let Some(run) = self.active_run.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            run.cancel();
-        }
-    }
-
-    fn indexer(&self) -> Indexer<'_> {
-        Indexer {
+    /// The ingest pipeline over this engine's parts.
+    fn ingest(&self) -> Ingest<'_> {
+        Ingest {
             knowledge_dir: &self.config.knowledge_dir,
             max_file_bytes: self.config.max_file_bytes,
             chunking: self.config.chunking,
@@ -540,22 +552,6 @@ impl Engine {
         }
     }
 
-    /// Saves the vector file if the index changed since it was last saved.
-    pub fn save_pending_vectors(&self) -> Result<()> {
-        let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
-        if saved.dirty {
-            self.save_vectors(saved.generation)?;
-            *saved = VectorsSaved { at: Instant::now(), dirty: false, generation: saved.generation };
-        }
-        Ok(())
-    }
-
-    /// Embeds texts with the engine's model exactly as ingest does (used by
-    /// the benchmark to measure the raw model time).
-    pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        self.with_embedder(|m| m.embed_passages(texts))
-    }
-
     /// Saves the vector index with a stamp of the store's current state.
     fn save_vectors(&self, generation: i64) -> Result<()> {
         let store = self.store();
@@ -564,86 +560,19 @@ impl Engine {
         let stamp = VectorStamp { generation, count: vectors.len(), model_id, dim };
         vectors.save(&self.config.data_dir.join(VECTORS_FILE), &stamp)
     }
+}
 
-    /// The embedding model an index in `data_dir` was built with, without
-    /// opening the engine (`None`: no index yet).
-    pub fn indexed_model(data_dir: &Path) -> Result<Option<String>> {
-        let db = data_dir.join(DB_FILE);
-        if !db.is_file() {
-            return Ok(None);
-        }
-        Ok(Store::open(&db)?.model()?.map(|m| m.0))
+impl crate::labels::Subjects for Engine {
+    fn profile(&self) -> crate::profile::Profile {
+        Engine::profile(self)
     }
 
-    /// What re-embedding the whole index would take.
-    pub fn reembed_cost(&self) -> Result<ReembedCost> {
-        let store = self.store();
-        let chunks = store.chunk_count()?;
-        let per_chunk_ms: f64 = store.meta(crate::store::EMBED_MS_PER_CHUNK)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
-        Ok(ReembedCost {
-            indexed_model: store.model()?.map(|m| m.0),
-            documents: store.documents()?.len(),
-            chunks,
-            estimated_seconds: (chunks as f64 * per_chunk_ms / 1000.0 * 10.0).round() / 10.0,
-        })
+    fn labels(&self) -> Result<Vec<crate::labels::Label>> {
+        Engine::labels(self)
     }
 
-    /// The index's state as last committed (read on the reader connection:
-    /// never waits behind a commit).
-    pub fn status(&self) -> Result<Status> {
-        let store = self.reader.lock().unwrap_or_else(|p| p.into_inner());
-        let model = store.model()?;
-        let index_bytes =
-            [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"].iter().filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok()).map(|m| m.len()).sum();
-        Ok(Status {
-            knowledge_dir: self.config.knowledge_dir.clone(),
-            data_dir: self.config.data_dir.clone(),
-            model_id: model.as_ref().map(|m| m.0.clone()),
-            dim: model.map(|m| m.1),
-            documents: store.documents()?,
-            chunks: store.chunk_count()?,
-            vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
-            index_bytes,
-            vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
-            team: match &self.team {
-                Some(team) => Some(TeamStatus {
-                    store: team.address().to_string(),
-                    namespace: team.namespace().to_string(),
-                    mirrored_chunks: team.mirrored_chunks()?,
-                    offline: team.offline(),
-                }),
-                None => None,
-            },
-        })
-    }
-
-    /// Problems found by SQLite's integrity check and by comparing the vector
-    /// index with the chunk rows; empty when the store is consistent.
-    pub fn integrity_problems(&self) -> Result<Vec<String>> {
-        let store = self.store();
-        let mut problems = store.integrity_check()?;
-        let vectors = self.vectors.read().unwrap_or_else(|p| p.into_inner());
-        let mut missing = 0usize;
-        store.for_each_vector(|id, _| {
-            if !vectors.contains(id) {
-                missing += 1;
-            }
-            Ok(())
-        })?;
-        let chunks = store.chunk_count()?;
-        if missing > 0 || vectors.len() != chunks {
-            problems.push(format!("vector index has {} vectors for {chunks} chunks ({missing} missing)", vectors.len()));
-        }
-        Ok(problems)
-    }
-
-    /// Chunks by id (for showing a cited passage or a trace).
-    pub fn chunk_rows(&self, ids: &[u64]) -> Result<Vec<crate::store::ChunkRow>> {
-        self.passages().chunks_by_ids(ids)
-    }
-
-    pub fn knowledge_dir(&self) -> &Path {
-        &self.config.knowledge_dir
+    fn names(&self) -> Result<std::sync::Arc<crate::labels::NameIndex>> {
+        self.name_index()
     }
 }
 
@@ -660,6 +589,10 @@ impl QueryModels for Engine {
         &self.model_languages
     }
 
+    fn translate_names(&self, query: &str) -> Result<Option<String>> {
+        Ok(self.name_index()?.translate(query))
+    }
+
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {
         let model = self.reader.lock().unwrap_or_else(|p| p.into_inner()).model().ok().flatten().map(|(id, _)| id).unwrap_or_default();
         crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model)
@@ -668,7 +601,7 @@ impl QueryModels for Engine {
 
 impl IndexModels for Engine {
     fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        self.embed_passages(texts)
+        self.with_embedder(|m| m.embed_passages(texts))
     }
 
     fn vectors_changed(&self, now: bool) -> Result<()> {
@@ -680,7 +613,7 @@ impl IndexModels for Engine {
             now || saved.at.elapsed() >= VECTORS_SAVE_EVERY
         };
         if due {
-            self.save_pending_vectors()?;
+            self.indexer().save_pending_vectors()?;
         }
         Ok(())
     }

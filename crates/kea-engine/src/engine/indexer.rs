@@ -1,0 +1,110 @@
+//! [`Indexer`]: the engine's indexing — syncs of the whole knowledge
+//! folder or some of its paths (one at a time, cancellable), the vector
+//! file saved on a debounce, what re-embedding would cost, and the store's
+//! integrity check.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{Engine, ReembedCost, VectorsSaved};
+use crate::error::{Error, Result};
+use crate::ingest::SyncScope;
+use crate::progress::{CancelToken, ProgressSink, SyncReport};
+
+/// The engine's indexing (see [`Engine::indexer`]).
+pub struct Indexer<'a> {
+    pub(super) engine: &'a Engine,
+}
+
+impl Indexer<'_> {
+    /// Brings the index in step with the knowledge folder (one sync at a time).
+    pub fn sync(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.sync_scope(&SyncScope::Everything, sink, cancel)
+    }
+
+    /// Brings the index in step with some files and folders of the
+    /// knowledge folder (absolute paths; gone ones are dropped from the index).
+    pub fn sync_paths(&self, paths: &[PathBuf], sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.sync_scope(&SyncScope::Paths(paths.to_vec()), sink, cancel)
+    }
+
+    /// Stops the index run in progress, whoever started it (the watcher, the
+    /// app, a document's re-index), after the file or batch at hand.
+    pub fn cancel(&self) {
+        if let Some(run) = self.engine.active_run.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            run.cancel();
+        }
+    }
+
+    /// Embeds texts with the engine's model exactly as ingest does (used by
+    /// the benchmark to measure the raw model time).
+    pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.engine.with_embedder(|m| m.embed_passages(texts))
+    }
+
+    fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        let _one_at_a_time = self.engine.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.engine.retired.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::Cancelled);
+        }
+        if let Some(team) = self.engine.team.as_ref().filter(|t| t.needs_reconcile()) {
+            // A write failed (the server was lost): redo what it left undone.
+            crate::team::reconcile(team, &self.engine.store())?;
+        }
+        // A switch allowed at open but not made there (a remote embedder's
+        // dimension is known once it answers): made now, so this sync embeds
+        // every document again rather than only the changed ones.
+        let indexed = self.engine.store().model()?.map(|(id, _)| id);
+        if self.engine.config.reembed && indexed.is_some_and(|id| id != self.engine.config.model_id) {
+            self.engine.with_embedder(|_| Ok(()))?;
+        }
+        let run = cancel.linked();
+        *self.engine.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());
+        let report = self.engine.ingest().sync(scope, sink, &run);
+        *self.engine.active_run.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        report
+    }
+
+    /// Saves the vector file if the index changed since it was last saved.
+    pub fn save_pending_vectors(&self) -> Result<()> {
+        let mut saved = self.engine.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());
+        if saved.dirty {
+            self.engine.save_vectors(saved.generation)?;
+            *saved = VectorsSaved { at: Instant::now(), dirty: false, generation: saved.generation };
+        }
+        Ok(())
+    }
+
+    /// What re-embedding the whole index would take.
+    pub fn reembed_cost(&self) -> Result<ReembedCost> {
+        let store = self.engine.store();
+        let chunks = store.chunk_count()?;
+        let per_chunk_ms: f64 = store.meta(&crate::store::MetaKey::EmbedMsPerChunk)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
+        Ok(ReembedCost {
+            indexed_model: store.model()?.map(|m| m.0),
+            documents: store.documents()?.len(),
+            chunks,
+            estimated_seconds: (chunks as f64 * per_chunk_ms / 1000.0 * 10.0).round() / 10.0,
+        })
+    }
+
+    /// Problems found by SQLite's integrity check and by comparing the vector
+    /// index with the chunk rows; empty when the store is consistent.
+    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+        let store = self.engine.store();
+        let mut problems = store.integrity_check()?;
+        let vectors = self.engine.vectors.read().unwrap_or_else(|p| p.into_inner());
+        let mut missing = 0usize;
+        store.for_each_vector(|id, _| {
+            if !vectors.contains(id) {
+                missing += 1;
+            }
+            Ok(())
+        })?;
+        let chunks = store.chunk_count()?;
+        if missing > 0 || vectors.len() != chunks {
+            problems.push(format!("vector index has {} vectors for {chunks} chunks ({missing} missing)", vectors.len()));
+        }
+        Ok(problems)
+    }
+}
