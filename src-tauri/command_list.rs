@@ -8,6 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "delete_document",
     "import_files",
     "pick_paths",
+    "set_knowledge_dir",
     "open_document",
     "document_bytes",
     "open_link",

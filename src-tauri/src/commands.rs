@@ -29,6 +29,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         delete_document,
         import_files,
         pick_paths,
+        set_knowledge_dir,
         open_document,
         document_bytes,
         open_link,
@@ -52,7 +53,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         model_remove,
         reembed_cost,
         model_use,
-        use_remote_embedder,
+        use_remote_embedder
     ]
 }
 
@@ -306,7 +307,7 @@ async fn models_list(state: State<'_, AppState>) -> Result<Vec<ModelDto>, ErrorD
 #[tauri::command]
 async fn setup_plan(state: State<'_, AppState>, photos: bool) -> Result<PlanDto, ErrorDto> {
     let (config, settings) = (state.engine_config()?, state.settings());
-    blocking(move || Ok(PlanDto::new(&kea_engine::setup::plan_here(&config, &settings, &[], photos)?, !settings.setup_done))).await
+    blocking(move || Ok(PlanDto::new(&kea_engine::setup::plan_here(&config, &settings, &[], photos)?, !settings.setup_done, &config.knowledge_dir))).await
 }
 
 /// The first-run plan was applied, reviewed or skipped: not offered on launch again.
@@ -367,6 +368,14 @@ async fn reembed_cost(state: State<'_, AppState>) -> Result<ReembedCostDto, Erro
 #[tauri::command]
 async fn model_use(app: AppHandle, role: ModelRoleDto, id: String) -> Result<(), ErrorDto> {
     blocking(move || apply_model_choice(&app, role.into(), &id)).await
+}
+
+/// Makes a folder the person picked the knowledge folder (the engine
+/// reopens over it; files stay where they are).
+#[tauri::command]
+async fn set_knowledge_dir(app: AppHandle, state: State<'_, AppState>, path: String) -> Result<(), ErrorDto> {
+    let folder = state.chosen(&path)?;
+    blocking(move || crate::use_knowledge_dir(&app, folder)).await
 }
 
 /// Uses an OpenAI-compatible or Ollama embeddings endpoint (checked first).

@@ -25,8 +25,9 @@ use tauri::{AppHandle, Emitter, Manager};
 struct AppState {
     /// Replaced when the embedder or reranker changes (the engine reopens).
     engine: RwLock<Option<Arc<Engine>>>,
-    /// The knowledge and data folders from the command line.
-    dirs: OnceLock<(PathBuf, PathBuf)>,
+    /// The knowledge folder (`--knowledge`, else the settings' choice) and
+    /// the data folder; the knowledge folder changes when the person picks another.
+    dirs: RwLock<Option<(PathBuf, PathBuf)>>,
     /// Model downloads in progress, by model id.
     downloads: Mutex<HashMap<String, CancelToken>>,
     llm: RwLock<Option<Arc<dyn Provider>>>,
@@ -61,15 +62,20 @@ impl AppState {
 
     /// The engine configuration from the command line's folders and the settings.
     fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
-        let (knowledge, data_dir) = self.dirs.get().cloned().ok_or_else(ErrorDto::not_ready)?;
+        let (knowledge, data_dir) = self.dirs()?;
         Ok(engine_config(&self.settings(), knowledge, data_dir))
+    }
+
+    /// The knowledge and data folders.
+    fn dirs(&self) -> Result<(PathBuf, PathBuf), ErrorDto> {
+        self.dirs.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or_else(ErrorDto::not_ready)
     }
 
     /// A path from the webview, if the person chose it (or it is inside the
     /// knowledge or data folder).
     fn chosen(&self, path: &str) -> Result<PathBuf, ErrorDto> {
-        let (knowledge, data_dir) = self.dirs.get().ok_or_else(ErrorDto::not_ready)?;
-        Ok(self.grants.check(std::path::Path::new(path), &[knowledge, data_dir])?)
+        let (knowledge, data_dir) = self.dirs()?;
+        Ok(self.grants.check(std::path::Path::new(path), &[&knowledge, &data_dir])?)
     }
 
     /// The settings' paths that make Kea read files (a GGUF model, a
@@ -156,6 +162,25 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
         Role::Image => {}
         Role::Llm => select_llm(app, config.model_paths.dirs.clone()),
     }
+    Ok(())
+}
+
+/// Makes `folder` (chosen by the person) the knowledge folder: kept in the
+/// settings, and the engine reopens over it (the index follows the new
+/// folder's files; no file of either folder is touched).
+fn use_knowledge_dir(app: &AppHandle, folder: PathBuf) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let (_, data_dir) = state.dirs()?;
+    let folder = std::path::absolute(&folder).map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
+    if folder.starts_with(&data_dir) || data_dir.starts_with(&folder) {
+        return Err(ErrorDto::new(ErrorKind::InvalidInput, format!("{} holds or is inside Kea's own data folder", folder.display())));
+    }
+    std::fs::create_dir_all(&folder).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", folder.display())))?;
+    let mut settings = state.settings();
+    settings.knowledge_dir = Some(folder.clone());
+    state.store_settings(settings)?;
+    *state.dirs.write().unwrap_or_else(|p| p.into_inner()) = Some((folder, data_dir));
+    start_engine(app.clone(), state.engine_config()?);
     Ok(())
 }
 
@@ -265,7 +290,7 @@ pub fn run() {
     }
     let _ = state.settings_path.set(settings_path);
     let knowledge = state.settings().knowledge_dir(knowledge);
-    let _ = state.dirs.set((knowledge.clone(), data_dir.clone()));
+    *state.dirs.write().unwrap_or_else(|p| p.into_inner()) = Some((knowledge.clone(), data_dir.clone()));
     let config = engine_config(&state.settings(), knowledge, data_dir);
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())

@@ -52,6 +52,10 @@ async fn the_first_run_card_sets_up_the_proposed_models_in_one_click() {
     let apply = app.text("#setup-card button.setup-all").await;
     assert!(apply.starts_with("Download 1.5 GB"), "the two downloads' catalog sizes: {apply}");
     assert!(card.contains("embedded again"), "the re-embedding cost is shown before the click: {card}");
+    // It names the folder it read, with the way to choose another (also under the knowledge pane).
+    let folder = app.knowledge().display().to_string();
+    assert!(card.contains(&format!("Kea reads the documents in {folder}")) && card.contains("Change folder…"), "{card}");
+    assert_eq!(app.wait_text("#knowledge-folder-path", WAIT, |t| !t.is_empty()).await, folder);
     app.shot("first-run-card").await;
 
     app.click("#setup-card button.setup-all").await;

@@ -45,6 +45,8 @@ export const api = {
   },
   /** The system's file dialog; Kea records what was chosen (the only paths it then accepts). */
   pickPaths: (kind: PickDto) => invoke<string[]>("pick_paths", { kind }),
+  /** Makes a folder the person picked the knowledge folder (the engine reopens over it). */
+  setKnowledgeDir: (path: string) => invoke<void>("set_knowledge_dir", { path }),
   openDocument: (path: string, page: number | null = null) => invoke<void>("open_document", { path, page }),
   documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),

@@ -31,7 +31,11 @@ embedder_languages: Array<string>,
 /**
  * Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
  */
-first_run: boolean, };
+first_run: boolean, 
+/**
+ * The folder the plan sampled (the knowledge folder).
+ */
+knowledge_dir: string, };
 export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
 export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
 /**

@@ -50,6 +50,7 @@ export async function refreshStatus() {
     statusDrawn = request;
     $("engine-state").textContent = `${status.model_id ?? "no embedding model"} · ${formatBytes(status.index_bytes)}`;
     $("engine-state").title = status.knowledge_dir;
+    $("knowledge-folder-path").textContent = status.knowledge_dir;
     $("knowledge-summary").textContent = t("knowledge.summary", { docs: status.documents.length, chunks: status.chunks, size: formatBytes(status.index_bytes) });
     $("knowledge-summary").title = status.knowledge_dir;
     if (status.team) {
@@ -123,6 +124,14 @@ function showImportProgress(p: ImportProgressDto) {
   $("import-text").textContent = t("knowledge.copying", { done: p.files_done, total: p.files_total, bytes: formatBytes(p.bytes_done), of: formatBytes(p.bytes_total) });
 }
 
+/** Picks another knowledge folder in the system's dialog; Kea then indexes it instead (no file moves). */
+export async function changeKnowledgeFolder() {
+  const [folder] = await api.pickPaths("folder");
+  if (!folder || !(await confirmAction(t("knowledge.change_folder_confirm", { folder }), t("knowledge.use_folder")))) return;
+  await api.setKnowledgeDir(folder);
+  toast(t("knowledge.folder_changed", { folder }));
+}
+
 async function pick(directory: boolean) {
   await importPaths(await api.pickPaths(directory ? "folder" : "documents"));
 }
@@ -138,6 +147,7 @@ export function setupKnowledge() {
   $("add-files").addEventListener("click", () => void pick(false).catch(toastError));
   $("add-folder").addEventListener("click", () => void pick(true).catch(toastError));
   $("reindex").addEventListener("click", () => api.reindex().catch(toastError));
+  $("change-knowledge-folder").addEventListener("click", () => void changeKnowledgeFolder().catch(toastError));
   $("cancel-indexing").addEventListener("click", () => void api.cancelIndexing());
   void listen<Progress>("index-progress", (event) => {
     const p = event.payload;

@@ -6,6 +6,7 @@
 // the embedder in use does not read a language of the folder.
 import { api, type ModelDto, type PlanDto, type ProposalDto } from "./api";
 import { $, button, el, toast, toastError } from "./dom";
+import { changeKnowledgeFolder } from "./knowledge";
 import { downloadInto, renderModels, useModel } from "./models";
 import { t, type Key } from "./i18n";
 import { asCommandError, formatBytes, questionLanguage } from "./state";
@@ -189,8 +190,10 @@ function showFirstRun(plan: PlanDto, models: ModelDto[]) {
     done();
     openSetup();
   }, "small");
-  actions.append(...applyAllControls(pending, actions), review, button(t("setup.skip"), done, "small"));
-  card.replaceChildren(el("span", t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names })), actions);
+  const folder = button(t("knowledge.change_folder"), () => void changeKnowledgeFolder().catch(toastError), "small");
+  actions.append(...applyAllControls(pending, actions), review, folder, button(t("setup.skip"), done, "small"));
+  const summary = t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names });
+  card.replaceChildren(el("span", `${t("setup.folder", { folder: plan.knowledge_dir })} ${summary}`), actions);
   card.hidden = false;
 }
 

@@ -435,6 +435,18 @@ impl Overrides {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn the_knowledge_folder_is_the_flag_else_the_settings_choice_else_documents_kea() {
+        let mut settings = super::Settings::default();
+        assert!(settings.knowledge_dir(None).ends_with("Kea"), "{}", settings.knowledge_dir(None).display());
+        assert_eq!(settings.knowledge_dir(None), super::default_knowledge_dir());
+        settings.knowledge_dir = Some("/chosen".into());
+        assert_eq!(settings.knowledge_dir(None), std::path::PathBuf::from("/chosen"));
+        assert_eq!(settings.knowledge_dir(Some("/flag".into())), std::path::PathBuf::from("/flag"));
+        let saved: super::Settings = serde_json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
+        assert_eq!(saved.knowledge_dir, settings.knowledge_dir, "the choice is kept in the settings file");
+    }
+
+    #[test]
     fn the_environment_overrides_the_file_and_flags_override_the_environment() {
         use crate::vectors::VectorBackend;
         let mut settings = super::Settings::default();

@@ -107,11 +107,13 @@ pub struct PlanDto {
     pub embedder_languages: Vec<String>,
     /// Not yet applied, reviewed or skipped for this data folder: the app offers it on launch.
     pub first_run: bool,
+    /// The folder the plan sampled (the knowledge folder).
+    pub knowledge_dir: String,
 }
 
 impl PlanDto {
     /// `first_run`: the data folder's settings say the plan was never applied, reviewed or skipped.
-    pub fn new(p: &kea_engine::setup::Plan, first_run: bool) -> Self {
+    pub fn new(p: &kea_engine::setup::Plan, first_run: bool, knowledge_dir: &std::path::Path) -> Self {
         let mut languages: Vec<(String, f32)> = p.languages.iter().map(|(l, s)| (l.clone(), *s)).collect();
         languages.sort_by(|a, b| b.1.total_cmp(&a.1));
         PlanDto {
@@ -139,6 +141,7 @@ impl PlanDto {
             embedder: p.embedder.clone(),
             embedder_languages: p.embedder_languages.clone(),
             first_run,
+            knowledge_dir: knowledge_dir.display().to_string(),
         }
     }
 }
