@@ -74,7 +74,11 @@ async fn the_first_run_card_sets_up_the_proposed_models_in_one_click() {
     // empties it) and holds every passage again; the card and the language
     // notice are gone.
     let embedded = format!("{EMBEDDER} · ");
-    app.wait_text("body", WAIT, |t| t.contains(&embedded) && t.contains("20 documents · 120 chunks")).await;
+    app.wait_text("#engine-state", WAIT, |t| t.starts_with(&embedded)).await;
+    app.wait_text("#knowledge-summary", WAIT, |t| t.contains("20 documents · 120 chunks")).await;
+    // No index run still going (a second switch may re-open the engine): the question meets the whole index.
+    app.wait_for("#progress[hidden]", WAIT).await;
+    app.wait_text("#knowledge-summary", WAIT, |t| t.contains("20 documents · 120 chunks")).await;
     app.wait_for("#setup-card[hidden]", WAIT).await;
     app.wait_for("#language-notice[hidden]", WAIT).await;
     app.shot("first-run-done").await;
