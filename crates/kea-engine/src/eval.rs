@@ -240,7 +240,7 @@ pub fn configs_named(names: &[String]) -> Result<Vec<(String, RetrievalConfig)>>
     let known = default_configs();
     names
         .iter()
-        .map(|name| known.iter().find(|(n, _)| n == name).cloned().ok_or_else(|| crate::error::Error::InvalidInput(format!("unknown configuration '{name}'"))))
+        .map(|name| known.iter().find(|(n, _)| n == name).cloned().ok_or_else(|| Error::InvalidInput(format!("unknown configuration '{name}'"))))
         .collect()
 }
 

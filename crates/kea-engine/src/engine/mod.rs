@@ -601,7 +601,7 @@ impl QueryModels for Engine {
 
 impl IndexModels for Engine {
     fn embed_for_index(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        self.with_embedder(|m| m.embed_passages(texts))
+        self.indexer().embed_passages(texts)
     }
 
     fn vectors_changed(&self, now: bool) -> Result<()> {

@@ -200,6 +200,7 @@ impl Identifier<'_> {
             PhotoClassifier::Clip => {
                 let mut slot = self.clip.lock().unwrap_or_else(|p| p.into_inner());
                 if slot.as_ref().is_none_or(|clip| clip.id() != options.image_model) {
+                    // The old model goes before the new one loads: never two in memory.
                     *slot = None;
                     *slot = Some(ClipClassifier::load(self.model_paths, &options.image_model, self.embed)?);
                 }

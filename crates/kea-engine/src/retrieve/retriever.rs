@@ -25,9 +25,7 @@ pub trait QueryModels {
     /// `query` with the names of subjects whose documents are all in the
     /// other language translated (see [`crate::labels::translate_names`]);
     /// `None` when nothing is to translate.
-    fn translate_names(&self, _query: &str) -> Result<Option<String>> {
-        Ok(None)
-    }
+    fn translate_names(&self, query: &str) -> Result<Option<String>>;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
