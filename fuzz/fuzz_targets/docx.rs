@@ -1,9 +1,3 @@
-//! The .docx extractor on arbitrary bytes (zip container and XML): errors
-//! are fine, panics and unbounded memory are not (libFuzzer's -rss_limit_mb).
+//! libFuzzer's entry for `kea_fuzz::docx` (see fuzz/src/lib.rs).
 #![no_main]
-use kea_engine::extract::{extract, DocKind};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let _ = extract(DocKind::Docx, data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kea_fuzz::docx(data));

@@ -10,6 +10,8 @@ use clap::Subcommand;
 
 #[path = "bench_corpus.rs"]
 mod corpus_bench;
+#[path = "bench_hashing.rs"]
+mod hashing;
 #[path = "bench_peer.rs"]
 mod peer_bench;
 #[path = "bench_query.rs"]
@@ -79,11 +81,15 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// A large index with real embeddings, kept in DIR: cold start, memory, dense/BM25/hybrid latency, an edit searchable.
+    /// A large index, kept in DIR: cold start, memory, disk, dense/BM25/hybrid latency, an edit searchable.
     Scale {
-        /// Files in the corpus (about 2.65 chunks each: 37,500 make ~100k chunks).
+        /// Files in the corpus (about 2.65 chunks each: 37,500 make ~100k chunks, 377,000 ~1M).
         #[arg(long, default_value_t = 37_500)]
         files: usize,
+        /// Where the vectors come from: the default local model, or a
+        /// deterministic hashed bag of words (fast; not a language model).
+        #[arg(long, value_enum, default_value_t = scale_bench::Vectors::Model)]
+        embedder: scale_bench::Vectors,
         /// Where the corpus and its index are kept between runs.
         #[arg(long, default_value = "bench-scale")]
         dir: std::path::PathBuf,
@@ -121,7 +127,9 @@ pub fn run(
         BenchCommand::Query { chunks, queries, store, json } => (serde_json::to_value(query_bench::run(*chunks, *queries, store.as_deref(), paths)?)?, *json),
         BenchCommand::Llm { model, threads, json } => (llm(model, *threads, paths)?, *json),
         BenchCommand::Peer { docs, python, json } => (peer_bench::run(*docs, python.clone(), paths)?, *json),
-        BenchCommand::Scale { files, dir, queries, json } => (serde_json::to_value(scale_bench::run(*files, dir, *queries, paths)?)?, *json),
+        BenchCommand::Scale { files, dir, embedder, queries, json } => {
+            (serde_json::to_value(scale_bench::run(*files, dir, *embedder, *queries, paths)?)?, *json)
+        }
         BenchCommand::Storm { files, seconds, json } => (serde_json::to_value(storm_bench::run(*files, *seconds, paths)?)?, *json),
     };
     if json {

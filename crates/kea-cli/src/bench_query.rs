@@ -109,7 +109,7 @@ pub fn run(chunks: usize, queries: usize, store: Option<&str>, paths: Option<Mod
                     }
                 })
                 .collect();
-            let file = FileFacts { path: format!("doc-{doc:05}.md"), kind: "markdown".into(), size: 1, mtime_ns: 1 };
+            let file = FileFacts { path: format!("doc-{doc:05}.md"), kind: Some(kea_engine::extract::DocKind::Markdown), size: 1, mtime_ns: 1 };
             store.apply(&[DocChange::Replace { file, content_hash: doc.to_string(), title: None, front_matter: "{}".into(), chunks: new_chunks }])?;
         }
     }

@@ -1,11 +1,12 @@
-//! `kea bench scale`: a large index with real embeddings. A corpus of
-//! files with a real collection's word statistics (`bench_scale_corpus.rs`;
-//! md/txt/docx/PDF, zh and en) is written into DIR once and indexed with the real
-//! model (resumable: an interrupted run goes on where it stopped; kept for
-//! the next run). Then: cold start (open, and the first query with the
-//! model load), resident memory, dense/BM25/hybrid p50/p99 (per stage too) and how often
-//! the asked topic is in the top 10, and how long an
-//! edited file takes to be searchable.
+//! `kea bench scale`: a large index. A corpus of files with a real
+//! collection's word statistics (`bench_scale_corpus.rs`; md/txt/docx/PDF,
+//! zh and en) is written into DIR once and indexed (resumable: an
+//! interrupted run goes on where it stopped; kept for the next run) with the
+//! real default model, or with `--embedder hashing` the stand-in of
+//! `bench_hashing.rs` (a million chunks in reasonable time). Then: cold start
+//! (open, and the first query with the model load), resident memory, disk
+//! size, dense/BM25/hybrid p50/p99 (per stage too) and how often the asked
+//! topic is in the top 10, and how long an edited file takes to be searchable.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,14 +16,28 @@ use anyhow::Context;
 use kea_engine::model::ModelPaths;
 use kea_engine::{CancelToken, Engine, EngineConfig, SearchMode};
 
+use super::hashing::HashingServer;
 use super::scale_corpus::{topic_of, Vocabulary};
 use super::{current_rss_mb, percentile};
+
+/// Where the bench's vectors come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Vectors {
+    /// The default local embedding model (real, about 30 chunks/s here).
+    Model,
+    /// `bench_hashing.rs`'s hashed bags of words.
+    Hashing,
+}
 
 #[derive(serde::Serialize)]
 pub struct ScaleFigures {
     files: usize,
     chunks: usize,
     model: Option<String>,
+    /// What made the vectors.
+    vectors: &'static str,
+    /// The data folder (SQLite store, vector file) on disk.
+    index_disk_mb: f64,
     /// Indexing in this run (absent when the kept index was already complete).
     index_ms: Option<u64>,
     /// `Engine::open` on the kept index (vector file loaded, nothing embedded).
@@ -31,6 +46,8 @@ pub struct ScaleFigures {
     first_query_ms: u64,
     rss_after_open_mb: f64,
     rss_ready_mb: f64,
+    /// After every timed query.
+    rss_after_queries_mb: f64,
     /// Per mode: p50 and p99 in ms over the queries.
     queries: usize,
     latency_ms: BTreeMap<&'static str, (f64, f64)>,
@@ -42,12 +59,30 @@ pub struct ScaleFigures {
     edit_to_searchable_ms: u64,
 }
 
-pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<ScaleFigures> {
-    let knowledge = dir.join("knowledge");
-    let mut config = EngineConfig::new(&knowledge, dir.join("data"));
+/// The engine's settings over DIR (each kind of vectors has its own data
+/// folder over the one corpus), and the stand-in server when it is used.
+fn configure(dir: &Path, vectors: Vectors, paths: Option<ModelPaths>) -> anyhow::Result<(EngineConfig, Option<HashingServer>)> {
+    let data = dir.join(match vectors {
+        Vectors::Model => "data",
+        Vectors::Hashing => "data-hashing",
+    });
+    let mut config = EngineConfig::new(dir.join("knowledge"), data);
     if let Some(paths) = paths {
         config.model_paths.dirs.splice(0..0, paths.dirs);
     }
+    let server = match vectors {
+        Vectors::Model => None,
+        Vectors::Hashing => Some(HashingServer::start()?),
+    };
+    if let Some(server) = &server {
+        config.use_remote(server.config());
+    }
+    Ok((config, server))
+}
+
+pub fn run(files: usize, dir: &Path, vectors: Vectors, queries: usize, paths: Option<ModelPaths>) -> anyhow::Result<ScaleFigures> {
+    let (config, server) = configure(dir, vectors, paths)?;
+    let (knowledge, data) = (config.knowledge_dir.clone(), config.data_dir.clone());
     let vocabulary = Vocabulary::load(&config.model_paths)?;
     write_corpus(&vocabulary, &knowledge, files)?;
     let index_ms = {
@@ -85,22 +120,36 @@ pub fn run(files: usize, dir: &Path, queries: usize, paths: Option<ModelPaths>) 
         answered.insert(name, found as f64 / questions.len().max(1) as f64);
         stage_p50_ms.insert(name, stages.into_iter().map(|(stage, times)| (stage, p50_p99(times).0)).collect());
     }
+    let rss_after_queries_mb = current_rss_mb()?;
     let status = engine.status()?;
     Ok(ScaleFigures {
         files,
         chunks: status.chunks,
         model: status.model_id,
+        vectors: if server.is_some() { super::hashing::DESCRIPTION } else { "the model above" },
+        index_disk_mb: folder_bytes(&data)? as f64 / 1e6,
         index_ms,
         open_ms,
         first_query_ms,
         rss_after_open_mb,
         rss_ready_mb,
+        rss_after_queries_mb,
         queries: questions.len(),
         latency_ms,
         stage_p50_ms,
         answered,
         edit_to_searchable_ms: edit_one_file(&engine, &knowledge)?,
     })
+}
+
+/// The bytes of every file under `dir`.
+fn folder_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        total += if entry.file_type()?.is_dir() { folder_bytes(&entry.path())? } else { entry.metadata()?.len() };
+    }
+    Ok(total)
 }
 
 /// The median and the 99th percentile of `times`.

@@ -424,7 +424,7 @@ fn needs_indexing(file: &DiskFile, stored: Option<&DocRecord>) -> bool {
 }
 
 fn facts(file: &DiskFile) -> FileFacts {
-    FileFacts { path: file.rel.clone(), kind: file.kind.as_str().to_string(), size: file.size, mtime_ns: file.mtime_ns }
+    FileFacts { path: file.rel.clone(), kind: Some(file.kind), size: file.size, mtime_ns: file.mtime_ns }
 }
 
 /// Reads a document up to `limit` bytes (see [`crate::scan::read_regular`]).

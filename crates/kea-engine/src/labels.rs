@@ -184,7 +184,7 @@ mod tests {
         DocRecord {
             id: 1,
             path: path.into(),
-            kind: "markdown".into(),
+            kind: Some(crate::extract::DocKind::Markdown),
             size: 1,
             mtime_ns: 1,
             content_hash: None,

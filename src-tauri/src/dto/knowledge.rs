@@ -31,7 +31,7 @@ impl From<DocRecord> for DocumentDto {
     fn from(d: DocRecord) -> Self {
         DocumentDto {
             path: d.path,
-            kind: d.kind,
+            kind: d.kind.map_or(kea_engine::store::MIRRORED_KIND, |k| k.as_str()).to_string(),
             size: d.size,
             status: if d.error.is_some() { DocumentState::Error } else { DocumentState::Indexed },
             error: d.error,

@@ -64,6 +64,11 @@ impl DocKind {
             DocKind::Image => "image",
         }
     }
+
+    /// The kind [`DocKind::as_str`] names.
+    pub fn parse(name: &str) -> Option<DocKind> {
+        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image].into_iter().find(|k| k.as_str() == name)
+    }
 }
 
 /// What a block of a document is; the chunker keeps code, tables and list

@@ -41,7 +41,7 @@ impl Store {
             let doc_id = match docs.get(c.row.source.as_str()) {
                 Some(&id) => id,
                 None => {
-                    let facts = FileFacts { path: c.row.source.clone(), kind: "team".into(), size: 0, mtime_ns: 0 };
+                    let facts = FileFacts { path: c.row.source.clone(), kind: None, size: 0, mtime_ns: 0 };
                     let id = upsert_document(&tx, &facts, None, DocStatus::Indexed, None, c.row.title.as_deref(), "{}", 0)?;
                     *docs.entry(c.row.source.as_str()).or_insert(id)
                 }

@@ -17,6 +17,7 @@ pub use chat::{Conversation, StoredMessage};
 pub use mirror::MirroredChunk;
 
 use crate::error::{Error, Result};
+use crate::extract::DocKind;
 use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
@@ -75,12 +76,16 @@ impl DocStatus {
     }
 }
 
+/// How the `kind` column names a passage mirrored from a team store.
+pub const MIRRORED_KIND: &str = "team";
+
 /// A document row.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DocRecord {
     pub id: i64,
     pub path: String,
-    pub kind: String,
+    /// `None`: passages mirrored from a team store (no file of this machine).
+    pub kind: Option<DocKind>,
     pub size: u64,
     pub mtime_ns: i64,
     pub content_hash: Option<String>,
@@ -95,7 +100,8 @@ pub struct DocRecord {
 #[derive(Debug, Clone)]
 pub struct FileFacts {
     pub path: String,
-    pub kind: String,
+    /// `None`: passages mirrored from a team store (no file of this machine).
+    pub kind: Option<DocKind>,
     pub size: u64,
     pub mtime_ns: i64,
 }
@@ -260,7 +266,7 @@ impl Store {
             Ok(DocRecord {
                 id: r.get(0)?,
                 path: r.get(1)?,
-                kind: r.get(2)?,
+                kind: DocKind::parse(&r.get::<_, String>(2)?),
                 size: r.get::<_, i64>(3)? as u64,
                 mtime_ns: r.get(4)?,
                 content_hash: r.get(5)?,
@@ -498,7 +504,18 @@ fn upsert_document(
          ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, mtime_ns = excluded.mtime_ns,
            content_hash = excluded.content_hash, status = excluded.status, error = excluded.error,
            title = excluded.title, front_matter = excluded.front_matter, updated_at = excluded.updated_at",
-        params![file.path, file.kind, file.size as i64, file.mtime_ns, content_hash, status.as_str(), error, title, front_matter, now],
+        params![
+            file.path,
+            file.kind.map_or(MIRRORED_KIND, DocKind::as_str),
+            file.size as i64,
+            file.mtime_ns,
+            content_hash,
+            status.as_str(),
+            error,
+            title,
+            front_matter,
+            now
+        ],
     )?;
     Ok(tx.query_row("SELECT id FROM documents WHERE path = ?1", [&file.path], |r| r.get(0))?)
 }

@@ -3,7 +3,7 @@
 use super::*;
 
 fn file(path: &str) -> FileFacts {
-    FileFacts { path: path.into(), kind: "markdown".into(), size: 10, mtime_ns: 1 }
+    FileFacts { path: path.into(), kind: Some(crate::extract::DocKind::Markdown), size: 10, mtime_ns: 1 }
 }
 
 fn chunk(index: usize, text: &str, value: f32) -> NewChunk {

@@ -1,0 +1,147 @@
+//! The fuzz targets' bodies, one function each, so the workspace's test
+//! build compiles them and runs each over its committed seeds; the
+//! binaries in `fuzz_targets/` only hand libFuzzer's input to these
+//! (`make fuzz`, nightly). Each function panics only on a real defect.
+
+use kea_engine::access::Grants;
+use kea_engine::chat::router::parse_route;
+use kea_engine::chunk::{chunk_document, ChunkConfig};
+use kea_engine::extract::{extract, DocKind};
+use kea_engine::frontmatter::split_front_matter;
+use kea_engine::identify::{parse_decision, Candidate};
+use kea_engine::model::ModelId;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Markdown and plain-text extraction followed by heading-aware chunking:
+/// no panic, every chunk non-empty, and chunk text always taken from the
+/// extracted text's characters (valid UTF-8 by construction).
+pub fn chunk_text(data: &[u8]) {
+    for kind in [DocKind::Markdown, DocKind::Text] {
+        if let Ok(doc) = extract(kind, data) {
+            for chunk in chunk_document(&doc, &ChunkConfig::default()) {
+                assert!(!chunk.text.trim().is_empty(), "empty chunk from {kind:?}");
+            }
+        }
+    }
+}
+
+/// The .docx extractor on arbitrary bytes (zip container and XML): errors
+/// are fine, panics and unbounded memory are not (libFuzzer's -rss_limit_mb).
+pub fn docx(data: &[u8]) {
+    let _ = extract(DocKind::Docx, data);
+}
+
+/// YAML-ish front matter: the body offset must lie on a character boundary
+/// inside the text, and lookups never panic.
+pub fn front_matter(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let (front, body) = split_front_matter(text);
+    assert!(body <= text.len() && text.is_char_boundary(body), "body offset {body} of {}", text.len());
+    let _ = front.get("title");
+    let _ = front.get("tags");
+}
+
+/// What a language model may say, parsed: the router's route, the
+/// identification decision, and the JSON object finder they share.
+pub fn llm_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let _ = kea_llm::json::extract_object(text);
+    let _ = parse_route(text);
+    let candidates = [
+        Candidate { name: "Cockatiel".into(), zh: Some("玄凤鹦鹉".into()), latin: None, probability: 0.6 },
+        Candidate { name: "Budgerigar".into(), zh: None, latin: Some("Melopsittacus undulatus".into()), probability: 0.4 },
+    ];
+    if let Some(decision) = parse_decision(text, &candidates) {
+        let name = decision.final_name.as_str();
+        assert!(name == "uncertain" || candidates.iter().any(|c| c.name == name), "invented name {name}");
+    }
+}
+
+/// One server-sent-events line of a chat-completions stream.
+pub fn sse_line(data: &[u8]) {
+    if let Ok(line) = std::str::from_utf8(data) {
+        let _ = kea_llm::openai::parse_sse_line(line);
+    }
+}
+
+/// A scratch tree: `granted/` (picked), `own/` (Kea's), `outside/`, and a link out of `granted/`.
+fn tree() -> &'static (PathBuf, Grants) {
+    static TREE: OnceLock<(PathBuf, Grants)> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("kea-fuzz-paths-{}", std::process::id()));
+        for dir in ["granted/sub", "own", "outside"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in ["granted/a.md", "granted/sub/b.md", "own/c.md", "outside/secret.md"] {
+            std::fs::write(root.join(file), "x").unwrap();
+        }
+        let _ = std::os::unix::fs::symlink(root.join("outside"), root.join("granted/out"));
+        let grants = Grants::default();
+        grants.grant([root.join("granted")]);
+        (root.canonicalize().unwrap(), grants)
+    })
+}
+
+fn is_one_folder(id: &ModelId) {
+    let root = Path::new("/models");
+    let folder = id.folder_in(root);
+    assert_eq!(folder.parent(), Some(root), "{id:?}");
+    assert!(matches!(folder.components().next_back(), Some(Component::Normal(_))), "{id:?}");
+    assert!(!id.as_str().starts_with('.') && !id.as_str().contains(['/', '\\', '\0']), "{id:?}");
+}
+
+/// Model ids and paths from the webview or the command line: an id that
+/// parses names exactly one folder directly inside a models folder (never
+/// `.`, `..`, a hidden name or a path), an id made from a file name too;
+/// and a path the access check lets through lies inside a granted or an
+/// own folder, whatever `..`, separators or links it holds.
+pub fn model_ids_and_paths(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(id) = ModelId::parse(&text) {
+        is_one_folder(&id);
+    }
+    if let Some(id) = ModelId::from_name(&text) {
+        is_one_folder(&id);
+    }
+    let (root, grants) = tree();
+    let own = root.join("own");
+    if let Ok(allowed) = grants.check(&root.join(text.trim_start_matches('/')), &[&own]) {
+        assert!(allowed.starts_with(root.join("granted")) || allowed.starts_with(&own), "{text:?} → {}", allowed.display());
+    }
+}
+
+/// A fuzz target: takes any bytes, panics only on a defect.
+pub type Target = fn(&[u8]);
+
+/// Every target by name, as `fuzz_targets/` and `seeds/` name them.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("chunk_text", chunk_text),
+    ("docx", docx),
+    ("front_matter", front_matter),
+    ("llm_json", llm_json),
+    ("sse_line", sse_line),
+    ("model_ids_and_paths", model_ids_and_paths),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::TARGETS;
+    use std::path::Path;
+
+    #[test]
+    fn every_target_runs_over_its_seeds_and_has_a_binary() {
+        let fuzz = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (name, target) in TARGETS {
+            let seeds: Vec<_> = std::fs::read_dir(fuzz.join("seeds").join(name)).unwrap().map(|e| e.unwrap().path()).collect();
+            assert!(!seeds.is_empty(), "{name} has no seeds");
+            for seed in seeds {
+                target(&std::fs::read(&seed).unwrap());
+            }
+            let binary = std::fs::read_to_string(fuzz.join("fuzz_targets").join(format!("{name}.rs"))).unwrap();
+            assert!(binary.contains(&format!("kea_fuzz::{name}(data)")), "fuzz_targets/{name}.rs calls kea_fuzz::{name}");
+        }
+        let binaries = std::fs::read_dir(fuzz.join("fuzz_targets")).unwrap().count();
+        assert_eq!(binaries, TARGETS.len(), "a binary in fuzz_targets/ is not in TARGETS");
+    }
+}
