@@ -207,7 +207,7 @@ async fn identify(
     let options = IdentifyOptions {
         classifier: settings.models.photo_classifier,
         image_model: settings.image_model(),
-        lang: lang.filter(|l| l == "zh").unwrap_or_else(|| "en".into()),
+        lang: lang.as_deref().and_then(kea_engine::language::Language::from_code).unwrap_or_default(),
         ..IdentifyOptions::default()
     };
     blocking(move || Ok(IdentificationDto::from(&engine.identifier().identify(llm.as_ref(), photo, chat_id, &options, &mut forward(&on_event))?))).await

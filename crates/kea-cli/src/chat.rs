@@ -253,7 +253,7 @@ pub fn identify(
     image: &Path,
     chat: Option<i64>,
     (kind, image_model): (ClassifierKind, &str),
-    lang: &str,
+    lang: kea_engine::language::Language,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     use kea_engine::identify::{IdentifyOptions, Photo, PhotoClassifier};
@@ -263,7 +263,7 @@ pub fn identify(
     };
     let choice = select(&config, settings, args)?;
     let engine = crate::open_engine(config)?;
-    let options = IdentifyOptions { classifier, image_model: image_model.to_string(), lang: lang.to_string(), ..Default::default() };
+    let options = IdentifyOptions { classifier, image_model: image_model.to_string(), lang, ..Default::default() };
     let mut sink = |event: ChatEvent| {
         if let (false, ChatEvent::ToolEnd { tool, ms, output }) = (json, event) {
             eprintln!("[{tool} {ms:.0} ms] {output}");

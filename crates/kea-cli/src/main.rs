@@ -194,8 +194,8 @@ enum Command {
         #[arg(long, env = "KEA_IMAGE_MODEL")]
         image_model: Option<String>,
         /// Language of the evidence queries and the reply: en or zh.
-        #[arg(long, default_value = "en")]
-        lang: String,
+        #[arg(long, default_value = "en", value_parser = parse_language)]
+        lang: kea_engine::language::Language,
         /// clip (zero-shot with --image-model) or vision-llm (the --provider openai
         /// endpoint's vision model).
         #[arg(long, value_enum, default_value = "clip")]
@@ -244,6 +244,11 @@ enum Mode {
     Dense,
     Fts,
     Hybrid,
+}
+
+/// `--lang`: zh or en.
+fn parse_language(code: &str) -> Result<kea_engine::language::Language, String> {
+    kea_engine::language::Language::from_code(code).ok_or_else(|| format!("'{code}' is not zh or en"))
 }
 
 fn main() -> ExitCode {
@@ -364,7 +369,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(), &settings, llm, *chat_id, question, *max_tokens, *json),
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
             let image_model = image_model.clone().unwrap_or_else(|| settings.image_model());
-            chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), lang, *json)
+            chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), *lang, *json)
         }
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
         Command::Setup(args) => setup::run(args, config(), cli.models_dir.clone()),

@@ -381,8 +381,8 @@ fn prepare_chunk(c: Chunk, title: Option<&str>, names: &[String]) -> PreparedChu
 /// finds the document without every chunk competing for the other
 /// language's questions (measured on tests/golden/sample-knowledge.jsonl).
 fn names_for_chunk(names: &[String], chunk: &Chunk) -> (Vec<String>, String) {
-    let language = crate::retrieve::text_language(&chunk.text);
-    let own: Vec<String> = names.iter().filter(|n| crate::retrieve::text_language(n) == language).cloned().collect();
+    let language = crate::language::Language::of_text(&chunk.text);
+    let own: Vec<String> = names.iter().filter(|n| crate::language::Language::of_text(n) == language).cloned().collect();
     let searchable = if chunk.index == 0 { names.join(", ") } else { own.join(", ") };
     (own, searchable)
 }

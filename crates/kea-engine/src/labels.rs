@@ -4,6 +4,7 @@
 //! documents in two languages about the same thing (same scientific name,
 //! else same English name) are one label.
 
+use crate::language::Language;
 use serde::Serialize;
 
 use crate::profile::LabelFields;
@@ -77,13 +78,15 @@ fn aliases(doc: &DocRecord, keys: &[String]) -> Vec<String> {
 /// are all written in that other language (`language_of` a document path):
 /// a question naming 玄凤鹦鹉 over English documents also searches
 /// "Cockatiel". `None` when no name is replaced. Longest names first.
-pub fn translate_names(query: &str, labels: &[Label], language_of: &dyn Fn(&str) -> &'static str) -> Option<String> {
-    let language = crate::retrieve::query_language(query);
+pub fn translate_names(query: &str, labels: &[Label], language_of: &dyn Fn(&str) -> Language) -> Option<String> {
+    let language = Language::of_query(query);
     let mut swaps: Vec<(String, String)> = Vec::new();
     for label in labels.iter().filter(|l| l.sources.iter().all(|s| language_of(s) != language)) {
         let (own, other) = match language {
-            "zh" => (label.zh.iter().chain(&label.aliases).filter(|n| crate::retrieve::text_language(n) == "zh").collect::<Vec<_>>(), label.en.as_ref()),
-            _ => (label.en.iter().chain(&label.latin).chain(&label.aliases).filter(|n| crate::retrieve::text_language(n) == "en").collect(), label.zh.as_ref()),
+            Language::Chinese => (label.zh.iter().chain(&label.aliases).filter(|n| Language::of_text(n) == language).collect::<Vec<_>>(), label.en.as_ref()),
+            Language::English => {
+                (label.en.iter().chain(&label.latin).chain(&label.aliases).filter(|n| Language::of_text(n) == language).collect(), label.zh.as_ref())
+            }
         };
         let Some(other) = other else { continue };
         swaps.extend(own.into_iter().filter(|n| n.chars().count() > 1).map(|n| (n.to_lowercase(), other.clone())));
@@ -100,39 +103,45 @@ pub fn translate_names(query: &str, labels: &[Label], language_of: &dyn Fn(&str)
     changed.then(|| translated.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
-/// The labels of a collection with the language of each document, for
-/// [`translate_names`] (built once per change of the store).
+/// Documents whose titles tell which languages a collection is written in.
+pub const LANGUAGE_SAMPLE: usize = 2_000;
+
+/// The labels of a collection with the language of each of their documents,
+/// for [`translate_names`], and how many of a sample of titles are in each
+/// language (built once per change of the store; a document's language is
+/// its title's).
 #[derive(Debug, Default)]
 pub struct NameIndex {
     labels: Vec<Label>,
-    languages: std::collections::HashMap<String, &'static str>,
+    languages: std::collections::HashMap<String, Language>,
+    sampled: std::collections::BTreeMap<Language, usize>,
 }
 
 impl NameIndex {
-    /// From the indexed documents: each document's language is its title's.
-    pub fn new(docs: &[DocRecord], fields: &LabelFields) -> NameIndex {
-        let languages = docs.iter().map(|d| (d.path.clone(), crate::retrieve::text_language(d.title.as_deref().unwrap_or(&d.path)))).collect();
-        NameIndex { labels: labels_from_documents(docs, fields), languages }
+    /// From the documents with front matter and a sample of all titles.
+    pub fn new(labelled: &[DocRecord], sampled_titles: &[String], fields: &LabelFields) -> NameIndex {
+        let languages = labelled.iter().map(|d| (d.path.clone(), Language::of_text(d.title.as_deref().unwrap_or(&d.path)))).collect();
+        let mut sampled = std::collections::BTreeMap::new();
+        for title in sampled_titles {
+            *sampled.entry(Language::of_text(title)).or_default() += 1;
+        }
+        NameIndex { labels: labels_from_documents(labelled, fields), languages, sampled }
     }
 
     /// `query` with its names translated (see [`translate_names`]).
     pub fn translate(&self, query: &str) -> Option<String> {
-        translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or("en"))
+        translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or_default())
     }
 
     /// The language most documents are in, when none is in `question`'s
     /// language (`None` for an empty collection or one the question's
     /// language is part of).
-    pub fn other_language(&self, question: &str) -> Option<&'static str> {
-        let asked = crate::retrieve::query_language(question);
-        let mut counts: std::collections::BTreeMap<&'static str, usize> = std::collections::BTreeMap::new();
-        for language in self.languages.values() {
-            *counts.entry(language).or_default() += 1;
-        }
-        if counts.contains_key(asked) {
+    pub fn other_language(&self, question: &str) -> Option<Language> {
+        let asked = Language::of_query(question);
+        if self.sampled.contains_key(&asked) {
             return None;
         }
-        counts.into_iter().max_by_key(|(_, n)| *n).map(|(language, _)| language)
+        self.sampled.iter().max_by_key(|(_, n)| **n).map(|(language, _)| *language)
     }
 }
 
@@ -203,7 +212,7 @@ mod tests {
             doc("鹦鹉/虎皮鹦鹉.md", serde_json::json!({"zh": "虎皮鹦鹉", "en": "Budgerigar", "latin": "Melopsittacus undulatus"})),
         ];
         let labels = labels_from_documents(&docs, &LabelFields::default());
-        let language_of = |path: &str| if path.starts_with("鹦鹉") { "zh" } else { "en" };
+        let language_of = |path: &str| if path.starts_with("鹦鹉") { Language::Chinese } else { Language::English };
         assert_eq!(translate_names("玄凤鹦鹉吃什么", &labels, &language_of).as_deref(), Some("Cockatiel 吃什么"));
         assert_eq!(translate_names("鸡尾鹦鹉怕冷吗", &labels, &language_of).as_deref(), Some("Cockatiel 怕冷吗"), "an alias too");
         assert_eq!(translate_names("How long do budgerigars live?", &labels, &language_of).as_deref(), Some("how long do 虎皮鹦鹉 s live?"));

@@ -5,6 +5,7 @@
 //! the visual attributes worth describing in a photo. Without the file every
 //! word is generic, so the engine serves birds, plants or minerals alike.
 
+use crate::language::Language;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -85,9 +86,9 @@ impl Profile {
         }
     }
 
-    /// The kind of thing in `lang` ("zh" or "en"), if the profile names it.
-    pub fn kind(&self, lang: &str) -> Option<&str> {
-        if lang == "zh" {
+    /// The kind of thing in `lang`, if the profile names it.
+    pub fn kind(&self, lang: Language) -> Option<&str> {
+        if lang == Language::Chinese {
             self.collection.kind_zh.as_deref().or(self.collection.kind.as_deref())
         } else {
             self.collection.kind.as_deref()
@@ -133,7 +134,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let profile = Profile::load(dir.path()).unwrap();
         assert_eq!(profile, Profile::default());
-        assert_eq!(profile.kind("en"), None);
+        assert_eq!(profile.kind(Language::English), None);
     }
 
     #[test]
@@ -141,7 +142,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(PROFILE_FILE), "[collection]\nkind = \"mushroom\"\nkind_zh = \"蘑菇\"\n[labels]\nzh = [\"zh_name\"]\n").unwrap();
         let profile = Profile::load(dir.path()).unwrap();
-        assert_eq!((profile.kind("en"), profile.kind("zh")), (Some("mushroom"), Some("蘑菇")));
+        assert_eq!((profile.kind(Language::English), profile.kind(Language::Chinese)), (Some("mushroom"), Some("蘑菇")));
         let (fm, _) = split_front_matter("---\nzh_name: 鸡油菌\nen: Chanterelle\nlatin: Cantharellus cibarius\naliases: [Girolle, chanterelle]\n---\n");
         assert_eq!(profile.names(&fm), ["鸡油菌", "Chanterelle", "Cantharellus cibarius", "Girolle"]);
         std::fs::write(dir.path().join(PROFILE_FILE), "[collection\nkind = 1").unwrap();

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::language::Language;
 use kea_llm::discover::LocalServer;
 use serde::Serialize;
 
@@ -208,19 +209,6 @@ fn has_avx2() -> bool {
 
 const GIB: u64 = 1 << 30;
 
-/// Milliseconds of CPU to embed one chunk (~500 characters), measured on
-/// this project's 2-core machine: MiniLM ~85 ms, e5-small (12 layers)
-/// ~260 ms; the others scaled from their size against e5-small.
-fn embed_ms_per_chunk(id: &str) -> u64 {
-    match id {
-        "all-minilm-l6-v2" => 85,
-        "multilingual-e5-small" => 260,
-        "bge-small-zh-v1.5" => 260,
-        "bge-m3" => 2_600,
-        _ => 500,
-    }
-}
-
 /// What the plan needs besides the sample and the machine.
 pub struct Context<'a> {
     pub servers: &'a [LocalServer],
@@ -270,7 +258,7 @@ fn shares(sample: &LanguageSample) -> String {
 }
 
 fn embedder(sample: &LanguageSample, languages: &[String], machine: &Machine, context: &Context) -> Proposal {
-    let english_only = languages.iter().all(|l| l == "en");
+    let english_only = languages.iter().all(|l| l == Language::English.code());
     let large = machine.ram_bytes >= 16 * GIB && machine.cores >= 8;
     let id = match (english_only, large) {
         (true, _) => "all-minilm-l6-v2",
@@ -294,7 +282,7 @@ fn embedder(sample: &LanguageSample, languages: &[String], machine: &Machine, co
     let mut proposal = from_catalog(id, context, why);
     let chunks = sample.estimated_chars / 420;
     let cores = machine.cores.max(1) as u64;
-    proposal.reembed_seconds = Some((chunks * embed_ms_per_chunk(id) * 2 / cores).div_ceil(1000));
+    proposal.reembed_seconds = Some((chunks * crate::model::catalog::embed_ms_per_chunk(id) * 2 / cores).div_ceil(1000));
     proposal
 }
 
@@ -302,7 +290,7 @@ fn reranker(languages: &[String], machine: &Machine, context: &Context) -> Optio
     if machine.ram_bytes < 8 * GIB {
         return None;
     }
-    let zh_en = languages.iter().all(|l| l == "zh" || l == "en");
+    let zh_en = languages.iter().all(|l| Language::from_code(l).is_some());
     let id = if zh_en { "bge-reranker-base" } else { "jina-reranker-v2-base-multilingual" };
     let slow = if machine.cores < 4 { "; on this machine's few cores it adds a second or two to each answer" } else { "" };
     Some(from_catalog(id, context, format!("Reads the question and each passage together to put the best answer first, in {}{slow}", names(languages))))

@@ -146,9 +146,14 @@ struct SavedStamp {
 }
 
 /// usearch HNSW index with cosine metric, vectors stored as [`STORED_AS`].
+/// A saved index opens as a memory-mapped view (nothing read until a search
+/// touches it, so opening a million vectors takes milliseconds and only the
+/// pages searched stay resident); the first change loads it into memory.
 pub struct UsearchIndex {
     index: Index,
     dim: usize,
+    /// The file the index is a read-only view of, until the first change.
+    viewed: Option<PathBuf>,
 }
 
 fn index_error(e: impl std::fmt::Display) -> Error {
@@ -160,7 +165,19 @@ impl UsearchIndex {
         let options = IndexOptions { dimensions: dim, metric: MetricKind::Cos, quantization: STORED_AS, ..Default::default() };
         let index = Index::new(&options).map_err(index_error)?;
         index.reserve(64).map_err(index_error)?;
-        Ok(UsearchIndex { index, dim })
+        Ok(UsearchIndex { index, dim, viewed: None })
+    }
+
+    /// Loads a viewed index into memory so it can change (the file may be
+    /// replaced by a later save while it is mapped: the mapping keeps the
+    /// old one).
+    fn writable(&mut self) -> Result<()> {
+        if let Some(path) = self.viewed.take() {
+            let loaded = UsearchIndex::new(self.dim)?;
+            loaded.index.load(path.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", path.display())))?).map_err(index_error)?;
+            self.index = loaded.index;
+        }
+        Ok(())
     }
 
     /// Builds an index from `(id, vector)` pairs, adding from all cores.
@@ -207,8 +224,9 @@ impl UsearchIndex {
         if &saved.stamp != expected || saved.stored_as != STORED_AS_NAME {
             return None;
         }
-        let index = UsearchIndex::new(expected.dim).ok()?;
-        index.index.load(path.to_str()?).ok()?;
+        let mut index = UsearchIndex::new(expected.dim).ok()?;
+        index.index.view(path.to_str()?).ok()?;
+        index.viewed = Some(path.to_path_buf());
         (index.index.size() == expected.count && index.index.dimensions() == expected.dim).then_some(index)
     }
 }
@@ -229,6 +247,7 @@ impl VectorIndex for UsearchIndex {
         if id == u64::MAX {
             return Err(Error::VectorIndex("key u64::MAX is reserved by usearch".into()));
         }
+        self.writable()?;
         if self.index.contains(id) {
             self.index.remove(id).map_err(index_error)?;
         }
@@ -240,6 +259,7 @@ impl VectorIndex for UsearchIndex {
     }
 
     fn remove(&mut self, id: u64) -> Result<()> {
+        self.writable()?;
         self.index.remove(id).map(|_| ()).map_err(index_error)
     }
 
@@ -398,7 +418,8 @@ mod tests {
 
     use super::conformance::{check, vectors};
 
-    /// The persisted part of the suite: build, save, load what was saved.
+    /// The persisted part of the suite: build, save, load what was saved;
+    /// what loaded takes changes and saves over its own file.
     fn build_save_load(backend: VectorBackend) {
         let data = vectors(40, 8, 11);
         let pairs: Vec<(u64, Vec<f32>)> = data.iter().cloned().enumerate().map(|(i, v)| (i as u64 + 1, v)).collect();
@@ -407,8 +428,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stamp = VectorStamp { generation: 1, count: 40, model_id: "m".into(), dim: 8 };
         built.save(&dir.path().join("vectors.idx"), &stamp).unwrap();
-        if let Some(loaded) = backend.load_if_current(&dir.path().join("vectors.idx"), &stamp) {
+        let path = dir.path().join("vectors.idx");
+        if let Some(mut loaded) = backend.load_if_current(&path, &stamp) {
             assert_eq!(loaded.len(), 40, "{backend:?}: what loads is what was saved");
+            assert_eq!(loaded.search(&data[5], 1).unwrap()[0].0, 6, "{backend:?}: a loaded index searches");
+            loaded.remove(6).unwrap();
+            loaded.upsert(41, &data[5]).unwrap();
+            assert_eq!(loaded.search(&data[5], 1).unwrap()[0].0, 41, "{backend:?}: a loaded index changes");
+            let changed = VectorStamp { generation: 2, ..stamp.clone() };
+            loaded.save(&path, &changed).unwrap();
+            let again = backend.load_if_current(&path, &changed).expect("the changed index loads");
+            assert!(again.contains(41) && !again.contains(6) && again.len() == 40, "{backend:?}: the change was saved");
         }
     }
 

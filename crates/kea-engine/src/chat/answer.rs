@@ -9,6 +9,7 @@
 //! (quoted, cited sentences). A model's answer is checked sentence by
 //! sentence ([`super::verify`]).
 
+use crate::language::Language;
 use std::collections::BTreeSet;
 
 use kea_llm::{Message, Provider, ProviderKind, Request, Role};
@@ -18,7 +19,7 @@ use super::enhance::PassageSummary;
 use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
 use crate::error::Result;
 use crate::retrieve::calibration::Outcome;
-use crate::retrieve::{query_language, ContextBlock, Reason, Retrieval};
+use crate::retrieve::{ContextBlock, Reason, Retrieval};
 use crate::store::StoredMessage;
 
 /// A source the answer cites (or was given), resolved to its chunks.
@@ -123,7 +124,7 @@ fn model_decided(answer: &mut ChatAnswer, outcome: Outcome, why: Reason) {
 }
 
 fn refusal(question: &str, query: &str) -> String {
-    if query_language(question) == "zh" {
+    if Language::of_query(question) == Language::Chinese {
         format!("在你的文档中没有找到能回答这个问题的内容（检索：“{query}”）。可以换个说法，或把相关文档放进知识库。")
     } else {
         format!("I could not find this in your documents (searched for \"{query}\"). Try rephrasing, or add a document that covers it.")
@@ -132,7 +133,7 @@ fn refusal(question: &str, query: &str) -> String {
 
 /// What an unsure outcome says, in the question's language.
 fn no_direct_answer(question: &str) -> &'static str {
-    if query_language(question) == "zh" {
+    if Language::of_query(question) == Language::Chinese {
         "不确定：你的文档里没有找到直接的答案。下面是最接近的段落，可以看看是否有用。"
     } else {
         "Not sure: I found no direct answer in your documents. These are the closest passages; they may help."
@@ -163,7 +164,7 @@ fn related_passages(question: &str, retrieval: &Retrieval) -> Vec<RelatedPassage
 
 /// A reply to small talk when no model may write: what Kea can do.
 fn small_talk_reply(question: &str) -> String {
-    if query_language(question) == "zh" {
+    if Language::of_query(question) == Language::Chinese {
         "你好！我会从你的文档中查找答案，并注明出处。请直接提问，例如“……吃什么？”".into()
     } else {
         "Hello! I answer from your documents and cite where each answer comes from. Ask me a question about them.".into()
@@ -172,7 +173,7 @@ fn small_talk_reply(question: &str) -> String {
 
 /// Why no model writes this answer, if none does, in the question's language.
 fn floor_reason(llm: &dyn Provider, question: &str) -> Option<&'static str> {
-    let zh = query_language(question) == "zh";
+    let zh = Language::of_query(question) == Language::Chinese;
     if llm.kind() == ProviderKind::None {
         Some(if zh { "没有配置语言模型" } else { "no language model is configured" })
     } else if !llm.writes_answers() {
@@ -187,7 +188,7 @@ fn floor_reason(llm: &dyn Provider, question: &str) -> Option<&'static str> {
 }
 
 fn language_name(question: &str) -> &'static str {
-    if query_language(question) == "zh" {
+    if Language::of_query(question) == Language::Chinese {
         "Chinese (简体中文)"
     } else {
         "English"
@@ -365,7 +366,7 @@ fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>,
         answer.answer = text;
         return answer;
     };
-    let zh = query_language(question) == "zh";
+    let zh = Language::of_query(question) == Language::Chinese;
     if text.trim_start().starts_with(NO_ANSWER) {
         model_decided(&mut answer, Outcome::Unsure, Reason::ModelFoundNoAnswer);
         return not_sure(answer, question, r);

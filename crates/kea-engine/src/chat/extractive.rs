@@ -4,10 +4,11 @@
 //! question's language come first when there are any. Also used to quote the
 //! passage that backs an image identification.
 
+use crate::language::Language;
 use std::collections::HashSet;
 
 use crate::retrieve::context::sentences;
-use crate::retrieve::{query_language, text_language, ContextBlock};
+use crate::retrieve::ContextBlock;
 use crate::segment::{query_terms, tokens};
 
 /// Sentences quoted at most, and passages drawn from.
@@ -43,8 +44,8 @@ fn shorten(sentence: &str) -> String {
 /// one or two, then the best of the next passages when they match the
 /// question's terms. `None` when there is no passage.
 pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract> {
-    let language = query_language(question);
-    let same: Vec<&ContextBlock> = blocks.iter().filter(|b| text_language(&b.text) == language).collect();
+    let language = Language::of_query(question);
+    let same: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
     let chosen: Vec<&ContextBlock> = if same.is_empty() { blocks.iter().collect() } else { same };
     let terms: HashSet<String> = query_terms(question).into_iter().collect();
     let mut picked: Vec<(usize, usize, &str, &str)> = Vec::new(); // (block rank, sentence index, text, label)
@@ -88,7 +89,7 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
             format!("{} [{label}]", shorten(sentence))
         })
         .collect();
-    Some(Extract { text: parts.join(if language == "zh" { "" } else { " " }), cited })
+    Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
 }
 
 /// The sentence of `block` that shares the most of `question`'s terms (its
@@ -102,7 +103,7 @@ pub fn closest_sentence(question: &str, block: &ContextBlock) -> String {
 
 /// The banner over an extractive answer, in the question's language.
 pub fn notice(question: &str, why: &str) -> String {
-    if query_language(question) == "zh" {
+    if Language::of_query(question) == Language::Chinese {
         format!("摘录的回答：以下句子原样摘自你的文档（{why}）。要获得成文的回答，请在“设置 → 模型”中下载 Qwen2.5 1.5B，或运行 Ollama。")
     } else {
         format!("Extractive answer: these sentences are quoted from your documents as they stand ({why}). For written answers, download Qwen2.5 1.5B in Settings → Models, or run Ollama.")

@@ -117,7 +117,7 @@ impl Answerer<'_> {
         sink(ChatEvent::ToolStart { tool: "router" });
         let topic = self.subjects.profile().collection.topic;
         let documents_language = match options.router {
-            router::RouterMode::Llm => self.subjects.names()?.other_language(question).map(crate::language::name),
+            router::RouterMode::Llm => self.subjects.names()?.other_language(question),
             router::RouterMode::Keywords => None,
         };
         let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };

@@ -6,6 +6,7 @@
 //! schema (a grammar on llama.cpp); when it fails or returns junk, keyword
 //! rules in Chinese and English decide instead (and nothing is translated).
 
+use crate::language::Language;
 use kea_llm::{json::extract_object, Message, Provider, Request, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -41,9 +42,9 @@ pub struct RouteContext<'a> {
     pub subject: Option<&'a str>,
     /// What the collection is about.
     pub topic: Option<&'a str>,
-    /// The documents' language (its English name) when none of them is
+    /// The documents' language when none of them is
     /// in the question's: the query is also asked for in that language.
-    pub documents_language: Option<&'a str>,
+    pub documents_language: Option<Language>,
 }
 
 /// Routes `question` the way `mode` says.
@@ -117,8 +118,8 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
 pub fn subject_name<'a>(subject: &'a str, question: &str) -> &'a str {
     let Some((first, rest)) = subject.split_once(" (") else { return subject };
     let second = rest.strip_suffix(')').unwrap_or(rest);
-    let language = crate::retrieve::query_language(question);
-    if crate::retrieve::text_language(first) == language || crate::retrieve::text_language(second) != language {
+    let language = Language::of_query(question);
+    if Language::of_text(first) == language || Language::of_text(second) != language {
         first
     } else {
         second
@@ -140,7 +141,7 @@ pub fn router_messages(question: &str, context: &RouteContext) -> Vec<Message> {
         messages.push(Message::new(Role::Assistant, *a));
     }
     let mut last = user_turn(context.subject.unwrap_or("none"), question);
-    if let Some(language) = context.documents_language {
+    if let Some(language) = context.documents_language.map(Language::name) {
         last.push_str(&format!(
             "\nThe documents are in {language}, not in the question's language: also output translated_query, search_query translated into {language}."
         ));
@@ -286,7 +287,7 @@ mod tests {
     fn prompt_ends_with_the_question_and_keeps_a_stable_prefix() {
         let a = router_messages("Q1", &RouteContext { topic: Some("minerals"), ..RouteContext::default() });
         let b = router_messages("Q2", &RouteContext { subject: Some("Cockatiel"), topic: Some("minerals"), documents_language: None });
-        let c = router_messages("Q3", &RouteContext { topic: Some("minerals"), documents_language: Some("English"), ..RouteContext::default() });
+        let c = router_messages("Q3", &RouteContext { topic: Some("minerals"), documents_language: Some(Language::English), ..RouteContext::default() });
         assert!(a[0].content.contains("documents about minerals."));
         assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
         assert_eq!(a[..a.len() - 1], c[..c.len() - 1], "asking for a translation keeps the cached prefix");

@@ -9,11 +9,12 @@
 //! when fewer of the checked sentences hold than fail, the answer does not
 //! stand and the extractive floor answers instead.
 
+use crate::language::Language;
 use std::collections::HashSet;
 
 use super::answer::{map_markers, marker_labels};
 use crate::chunk::sentence_ends;
-use crate::retrieve::{text_language, ContextBlock};
+use crate::retrieve::ContextBlock;
 use crate::segment::{content_terms, index_tokens, is_cjk};
 
 /// Share of a sentence's content words its passages must hold more than.
@@ -107,9 +108,9 @@ fn judge(sentence: &str, blocks: &[ContextBlock]) -> Verdict {
     if terms.is_empty() || is_list_number(&plain) {
         return Verdict::Unchecked;
     }
-    let language = text_language(&plain);
+    let language = Language::of_text(&plain);
     let sources: Vec<&ContextBlock> =
-        blocks.iter().filter(|b| cited.is_empty() || cited.contains(&b.label)).filter(|b| text_language(&b.text) == language).collect();
+        blocks.iter().filter(|b| cited.is_empty() || cited.contains(&b.label)).filter(|b| Language::of_text(&b.text) == language).collect();
     if sources.is_empty() {
         return Verdict::Unchecked;
     }

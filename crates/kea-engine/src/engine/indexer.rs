@@ -82,7 +82,7 @@ impl Indexer<'_> {
         let per_chunk_ms: f64 = store.meta(&crate::store::MetaKey::EmbedMsPerChunk)?.and_then(|v| v.parse().ok()).unwrap_or(100.0);
         Ok(ReembedCost {
             indexed_model: store.model()?.map(|m| m.0),
-            documents: store.documents()?.len(),
+            documents: store.document_count()?,
             chunks,
             estimated_seconds: (chunks as f64 * per_chunk_ms / 1000.0 * 10.0).round() / 10.0,
         })

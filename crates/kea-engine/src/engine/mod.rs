@@ -353,7 +353,7 @@ impl Engine {
 
     /// The current label set (names in front matter, keys from the profile).
     pub fn labels(&self) -> Result<Vec<crate::labels::Label>> {
-        Ok(crate::labels::labels_from_documents(&self.store().documents()?, &self.profile().labels))
+        Ok(crate::labels::labels_from_documents(&self.store().documents_with_front_matter()?, &self.profile().labels))
     }
 
     /// The collection profile (what the knowledge folder is about).
@@ -498,8 +498,11 @@ impl Engine {
         if let Some((_, index)) = cached.as_ref().filter(|(at, _)| *at == generation) {
             return Ok(index.clone());
         }
-        let documents = self.reader.lock().unwrap_or_else(|p| p.into_inner()).documents()?;
-        let index = std::sync::Arc::new(crate::labels::NameIndex::new(&documents, &self.profile().labels));
+        let (labelled, titles) = {
+            let reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+            (reader.documents_with_front_matter()?, reader.title_sample(crate::labels::LANGUAGE_SAMPLE)?)
+        };
+        let index = std::sync::Arc::new(crate::labels::NameIndex::new(&labelled, &titles, &self.profile().labels));
         *cached = Some((generation, index.clone()));
         Ok(index)
     }

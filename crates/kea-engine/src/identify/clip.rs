@@ -73,7 +73,7 @@ impl ClipClassifier {
     /// The label prompt template with the profile's kind filled in.
     fn template(&self, profile: &Profile) -> String {
         let template = self.prompt.as_deref().unwrap_or(DEFAULT_PROMPT);
-        match profile.kind("en") {
+        match profile.kind(crate::language::Language::English) {
             Some(kind) => template.replace("{kind}", kind),
             None => template.replace(", a kind of {kind}", "").replace("{kind}", "thing"),
         }
@@ -92,8 +92,12 @@ impl ClipClassifier {
 
     /// The phrases CLIP is sure of (one per attribute group), shortened.
     fn describe_image(&mut self, image_vector: &[f32], profile: &Profile) -> Result<String> {
-        let groups: Vec<Vec<String>> =
-            profile.identify.attributes.iter().map(|g| g.iter().map(|p| p.replace("{kind}", profile.kind("en").unwrap_or("thing"))).collect()).collect();
+        let groups: Vec<Vec<String>> = profile
+            .identify
+            .attributes
+            .iter()
+            .map(|g| g.iter().map(|p| p.replace("{kind}", profile.kind(crate::language::Language::English).unwrap_or("thing"))).collect())
+            .collect();
         let vectors = self.attribute_vectors(&groups)?;
         let mut description = Vec::new();
         for (phrases, vectors) in groups.iter().zip(&vectors) {
@@ -101,7 +105,7 @@ impl ClipClassifier {
             let probs = self.softmax(&sims);
             if let Some((i, p)) = probs.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
                 if *p >= 0.6 {
-                    description.push(shorten(&phrases[i], profile.kind("en")));
+                    description.push(shorten(&phrases[i], profile.kind(crate::language::Language::English)));
                 }
             }
         }

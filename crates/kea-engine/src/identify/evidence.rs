@@ -2,6 +2,7 @@
 //! retrieved together and reranked once, or a confident label's own best
 //! passages — all through the [`Retriever`].
 
+use crate::language::Language;
 use std::collections::HashSet;
 
 use super::words::Words;
@@ -15,7 +16,7 @@ use crate::retrieve::{Hit, RetrievalConfig, Retriever};
 const EVIDENCE_KEPT: usize = 6;
 
 /// The up-to-three evidence queries for a doubtful result.
-pub fn build_queries(candidates: &[Candidate], description: &str, lang: &str, profile: &Profile) -> Vec<String> {
+pub fn build_queries(candidates: &[Candidate], description: &str, lang: Language, profile: &Profile) -> Vec<String> {
     let words = Words::new(profile, lang);
     let top: Vec<&str> = candidates.iter().take(3).map(|c| words.name(c)).collect();
     let mut queries = Vec::new();
@@ -63,8 +64,8 @@ pub(super) fn label_passages(retriever: &Retriever, labels: &[Label], name: &str
     // What a photo's viewer wants first: how it looks.
     let query = if zh { format!("{} 外形特征", label.zh.as_deref().unwrap_or(name)) } else { format!("{name} appearance identification") };
     let mut hits: Vec<Hit> = retriever.retrieve(&query, config)?.hits.into_iter().filter(|h| label.sources.contains(&h.chunk.source)).collect();
-    let lang = if zh { "zh" } else { "en" };
-    hits.sort_by_key(|h| crate::retrieve::text_language(&h.chunk.text) != lang);
+    let lang = if zh { Language::Chinese } else { Language::English };
+    hits.sort_by_key(|h| Language::of_text(&h.chunk.text) != lang);
     hits.truncate(2);
     Ok(hits)
 }

@@ -14,6 +14,7 @@ pub mod image_input;
 pub mod vision_llm;
 mod words;
 
+use crate::language::Language;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -62,8 +63,8 @@ pub struct IdentifyOptions {
     pub low: f32,
     /// Medium results below this top-1 probability are checked too.
     pub medium_check_below: f32,
-    /// Language of the queries and the reply: `zh` or `en`.
-    pub lang: String,
+    /// Language of the queries and the reply.
+    pub lang: Language,
     pub retrieval: RetrievalConfig,
 }
 
@@ -75,7 +76,7 @@ impl Default for IdentifyOptions {
             high: 0.75,
             low: 0.45,
             medium_check_below: 0.65,
-            lang: "en".into(),
+            lang: Language::English,
             retrieval: RetrievalConfig::default(),
         }
     }
@@ -227,7 +228,7 @@ impl Identifier<'_> {
     ) -> Result<Identification> {
         let mut stages = StageTimes::default();
         let profile = self.subjects.profile();
-        let words = Words::new(&profile, &options.lang);
+        let words = Words::new(&profile, options.lang);
         let (c, candidates, labels) = self.classify_photo(classifier, image_bytes, &profile, &mut stages, sink)?;
         let top = candidates[0].clone();
         let level = options.level(top.probability);
@@ -253,7 +254,7 @@ impl Identifier<'_> {
             result.reply = words.not_in_knowledge_base(words.name(&top));
             None
         } else if used_retrieval {
-            result.queries = build_queries(&candidates, &c.visual_description, &options.lang, &profile);
+            result.queries = build_queries(&candidates, &c.visual_description, options.lang, &profile);
             Some(merged_evidence(retriever, &result.queries, &options.retrieval)?)
         } else {
             Some(label_passages(retriever, &labels, &top.name, words.zh, &options.retrieval)?)
@@ -362,13 +363,13 @@ mod tests {
     fn queries_in_both_languages() {
         let c = [candidate("Budgerigar", "虎皮鹦鹉", 0.5), candidate("Sun Conure", "太阳锥尾鹦鹉", 0.4)];
         let mut profile = Profile::default();
-        let generic = build_queries(&c, "green, long tail", "zh", &profile);
+        let generic = build_queries(&c, "green, long tail", Language::Chinese, &profile);
         assert_eq!(generic, ["虎皮鹦鹉 / 太阳锥尾鹦鹉 的区别与识别要点", "哪一种有这些特征：green, long tail", "虎皮鹦鹉 外形特征 识别"]);
         profile.collection.kind_zh = Some("鹦鹉".into());
         profile.collection.kind = Some("parrot".into());
-        let zh = build_queries(&c, "green, long tail", "zh", &profile);
+        let zh = build_queries(&c, "green, long tail", Language::Chinese, &profile);
         assert_eq!(zh, ["虎皮鹦鹉 / 太阳锥尾鹦鹉 这些鹦鹉的区别与识别要点", "哪种鹦鹉有这些特征：green, long tail", "虎皮鹦鹉 外形特征 识别"]);
-        let en = build_queries(&c[..1], "green", "en", &profile);
+        let en = build_queries(&c[..1], "green", Language::English, &profile);
         assert_eq!(en, ["Which parrot has: green?", "Budgerigar typical features identification"]);
     }
 

@@ -82,7 +82,7 @@ impl ImageClassifier for VisionLlmClassifier<'_> {
             "explanation": {"type": "string"},
             "confidence_level": {"type": "string", "enum": ["High", "Medium", "Low"]}
         }, "required": ["top_candidates", "visual_features", "explanation", "confidence_level"]});
-        let kinds = profile.kind("en").map_or_else(|| "candidates".to_string(), |k| format!("{k} candidates"));
+        let kinds = profile.kind(crate::language::Language::English).map_or_else(|| "candidates".to_string(), |k| format!("{k} candidates"));
         let prompt = format!(
             "Which of these {kinds} is in the photo? Candidates: {}.\nAnswer JSON: top_candidates (up to 3, name from the list, score 0-1), visual_features (description, colors, shape, patterns), explanation, confidence_level (High, Medium or Low). If none fits, return an empty top_candidates.",
             names.join("; ")

@@ -2,6 +2,7 @@
 //! candidate names, the not-in-the-knowledge-base line and the reply itself.
 
 use super::{Candidate, Identification};
+use crate::language::Language;
 use crate::profile::Profile;
 
 /// The kind-of-thing words of the profile, in the reply's language.
@@ -11,8 +12,8 @@ pub(super) struct Words {
 }
 
 impl Words {
-    pub(super) fn new(profile: &Profile, lang: &str) -> Words {
-        Words { zh: lang == "zh", kind: profile.kind(lang).map(str::to_string) }
+    pub(super) fn new(profile: &Profile, lang: Language) -> Words {
+        Words { zh: lang == Language::Chinese, kind: profile.kind(lang).map(str::to_string) }
     }
 
     pub(super) fn name<'a>(&self, c: &'a Candidate) -> &'a str {

@@ -128,11 +128,13 @@ pub fn image_model(paths: &ModelPaths, id: &str) -> Result<ImageModel> {
     })
 }
 
-/// fastembed's hub models, for real users with internet (feature `hub`).
+/// fastembed's hub models, for real users with internet (feature `hub`):
+/// the catalogued ones, run with what the catalog says about them.
 #[cfg(feature = "hub")]
 mod hub {
     use super::*;
-    use fastembed::{EmbeddingModel, ImageEmbeddingModel, ImageInitOptions, RerankInitOptions, RerankerModel, TextInitOptions};
+    use crate::model::catalog::{self, CatalogEntry};
+    use fastembed::{ImageInitOptions, RerankInitOptions, TextInitOptions};
 
     fn fetch_failed(id: &str, e: impl std::fmt::Display) -> Error {
         Error::ModelMissing { model: id.to_string(), reason: format!("could not fetch it from the model hub (is the internet reachable?): {e}") }
@@ -142,49 +144,51 @@ mod hub {
         paths.dirs.last().cloned().unwrap_or_default().join("hub")
     }
 
-    /// Known hub text embedders and their query/passage prefixes.
-    fn known_text(id: &str) -> Option<(EmbeddingModel, &'static str, &'static str)> {
-        match id {
-            "multilingual-e5-small" => Some((EmbeddingModel::MultilingualE5Small, "query: ", "passage: ")),
-            "bge-small-zh-v1.5" => Some((EmbeddingModel::BGESmallZHV15, "为这个句子生成表示以用于检索相关文章：", "")),
-            "bge-small-en-v1.5" => Some((EmbeddingModel::BGESmallENV15, "Represent this sentence for searching relevant passages: ", "")),
-            "clip-vit-b-32-text" => Some((EmbeddingModel::ClipVitB32, "", "")),
-            _ => None,
-        }
+    /// The catalog entry of `id` of `kind` and fastembed's name for it: the
+    /// model whose repository and graph file the catalog took from
+    /// fastembed's list (`models`: name, repository, graph file).
+    fn catalogued<T>(id: &str, kind: &str, models: impl IntoIterator<Item = (T, String, String)>) -> Option<(CatalogEntry, T)> {
+        let entry = catalog::find(id).filter(|e| e.manifest["kind"] == kind)?;
+        let hub = entry.hub.as_ref()?;
+        let graph = &hub.files.first()?.path;
+        let model = models.into_iter().find(|(_, repo, file)| *repo == hub.repo && file == graph)?.0;
+        Some((entry, model))
     }
 
     pub(super) fn text_model(paths: &ModelPaths, id: &str, options: &EmbedOptions) -> Option<Result<TextModel>> {
-        let (model_name, query_prefix, passage_prefix) = known_text(id)?;
+        let listed = TextEmbedding::list_supported_models().into_iter().map(|i| (i.model, i.model_code, i.model_file));
+        let (entry, model_name) = catalogued(id, "text-embedding", listed)?;
         Some((|| {
             runtime::ensure_loaded(paths)?;
-            let mut init = TextInitOptions::new(model_name.clone()).with_cache_dir(cache(paths)).with_show_download_progress(false);
+            let mut init = TextInitOptions::new(model_name).with_cache_dir(cache(paths)).with_show_download_progress(false);
             if let Some(threads) = options.threads {
                 init = init.with_intra_threads(threads.max(1));
             }
             let session = TextEmbedding::try_new(init).map_err(|e| fetch_failed(id, e))?;
-            let dim = TextEmbedding::get_model_info(&model_name).map(|i| i.dim).unwrap_or(384);
+            let (query_prefix, passage_prefix) = entry.prefixes();
+            let dim = entry.manifest["dim"].as_u64().unwrap_or(384) as usize;
             Ok(TextModel { session, id: id.to_string(), dim, query_prefix: query_prefix.into(), passage_prefix: passage_prefix.into() })
         })())
     }
 
     pub(super) fn cross_encoder(paths: &ModelPaths, id: &str, _: &EmbedOptions) -> Option<Result<TextRerank>> {
-        let model_name = match id {
-            "bge-reranker-base" => RerankerModel::BGERerankerBase,
-            "jina-reranker-v2-base-multilingual" => RerankerModel::JINARerankerV2BaseMultilingual,
-            _ => return None,
-        };
+        let listed = TextRerank::list_supported_models().into_iter().map(|i| (i.model, i.model_code, i.model_file));
+        let (_, model_name) = catalogued(id, "reranker", listed)?;
         let init = RerankInitOptions::new(model_name).with_cache_dir(cache(paths)).with_show_download_progress(false);
         Some(runtime::ensure_loaded(paths).and_then(|()| TextRerank::try_new(init).map_err(|e| fetch_failed(id, e))))
     }
 
-    /// Qdrant's CLIP ViT-B/32 (its text tower is `clip-vit-b-32-text`).
+    /// CLIP's vision tower; its text tower, scale and threshold from the catalog.
     pub(super) fn image_model(paths: &ModelPaths, id: &str) -> Option<Result<ImageModel>> {
-        (id == super::super::DEFAULT_IMAGE_MODEL).then(|| {
+        let listed = ImageEmbedding::list_supported_models().into_iter().map(|i| (i.model, i.model_code, i.model_file));
+        let (entry, model_name) = catalogued(id, "image-embedding", listed)?;
+        Some((|| {
             runtime::ensure_loaded(paths)?;
-            let session = ImageEmbedding::try_new(ImageInitOptions::new(ImageEmbeddingModel::ClipVitB32).with_cache_dir(cache(paths)))
-                .map_err(|e| fetch_failed(id, e))?;
-            Ok(ImageModel { session, text_model: "clip-vit-b-32-text".into(), prompt: None, logit_scale: 100.0, min_similarity: 0.2 })
-        })
+            let session = ImageEmbedding::try_new(ImageInitOptions::new(model_name).with_cache_dir(cache(paths))).map_err(|e| fetch_failed(id, e))?;
+            let number = |key: &str| entry.manifest[key].as_f64().unwrap_or_default() as f32;
+            let text_model = entry.manifest["text_model"].as_str().unwrap_or_default().to_string();
+            Ok(ImageModel { session, text_model, prompt: None, logit_scale: number("logit_scale"), min_similarity: number("min_similarity") })
+        })())
     }
 }
 

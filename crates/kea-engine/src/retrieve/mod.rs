@@ -244,33 +244,6 @@ pub fn rerank_hits(
     (ranked, None)
 }
 
-/// The main language of a passage: `zh` when Chinese characters outweigh
-/// Latin letters (a character carries about a word's meaning), else `en`.
-pub(crate) fn text_language(text: &str) -> &'static str {
-    let (mut cjk, mut latin) = (0usize, 0usize);
-    for c in text.chars() {
-        if crate::segment::is_cjk(c) {
-            cjk += 1;
-        } else if c.is_ascii_alphabetic() {
-            latin += 1;
-        }
-    }
-    if cjk * 3 >= latin && cjk > 0 {
-        "zh"
-    } else {
-        "en"
-    }
-}
-
-/// `zh` for a query with Chinese characters, else `en`.
-pub fn query_language(query: &str) -> &'static str {
-    if query.chars().any(crate::segment::is_cjk) {
-        "zh"
-    } else {
-        "en"
-    }
-}
-
 /// The retrieval presets of `kea search --mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

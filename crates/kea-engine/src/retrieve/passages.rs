@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::Result;
+use crate::language::Language;
 use crate::store::{ChunkRow, Store};
 
 /// The passage reads of the retrieval pipeline, by chunk id.
@@ -18,6 +19,9 @@ pub trait Passages {
     }
     /// Chunks by id, in the order given (unknown ids are skipped).
     fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>>;
+    /// The language of each of the chunks `ids`, in that order (without
+    /// reading them: a search asks this of hundreds of candidates).
+    fn languages_by_ids(&self, ids: &[u64]) -> Result<Vec<Language>>;
     /// Stored vectors of the given chunks (unknown ids are skipped).
     fn embeddings_by_ids(&self, ids: &[u64]) -> Result<HashMap<u64, Vec<f32>>>;
     /// BM25 over segmented words: ids with scores, best first.
@@ -44,6 +48,10 @@ impl Passages for LocalPassages<'_> {
 
     fn embeddings_by_ids(&self, ids: &[u64]) -> Result<HashMap<u64, Vec<f32>>> {
         self.store().embeddings_by_ids(ids)
+    }
+
+    fn languages_by_ids(&self, ids: &[u64]) -> Result<Vec<Language>> {
+        self.store().languages_by_ids(ids)
     }
 
     fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {

@@ -13,6 +13,7 @@
 //! passages are in the other language (BM25 cannot see those) is decided on
 //! the similarity of a multilingual embedder, whose fit weighs it.
 
+use crate::language::Language;
 use std::collections::HashSet;
 
 use serde::Serialize;
@@ -20,7 +21,7 @@ use serde::Serialize;
 use super::answer_type::AnswerType;
 use super::calibration::{Outcome, Signals, CROSS_LINGUAL};
 use super::context::sentences;
-use super::{query_language, text_language, Hit, RetrievalConfig, Retriever, Trace};
+use super::{Hit, RetrievalConfig, Retriever, Trace};
 use crate::error::Result;
 use crate::segment::{index_tokens, is_specific_chinese_noun, search_terms};
 use crate::store::ChunkRow;
@@ -246,12 +247,12 @@ impl Retriever<'_> {
         let asked = AnswerType::asked_by(query);
         let type_missing = asked.is_some_and(|t| !hits.iter().take(TOP_PASSAGES).any(|h| t.found_in(&h.chunk.text)));
         // The similarity of an embedder that does not read the question's language says nothing.
-        let dense = best_dense.filter(|_| self.model_reads(query_language(query)));
-        let language = query_language(query);
+        let language = Language::of_query(query);
+        let dense = best_dense.filter(|_| self.model_reads(language));
         // No passage found in the question's language (a folder written in
         // another one): word matches say little, the cross-lingual fit decides.
-        let other_language = dense.is_some() && !hits.iter().any(|h| text_language(&h.chunk.text) == language);
-        judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, language == "zh");
+        let other_language = dense.is_some() && !hits.iter().any(|h| Language::of_text(&h.chunk.text) == language);
+        judged.signals = signals(lexical.as_ref(), dense, agreement(trace), type_missing, language == Language::Chinese);
         judged.signals.push((CROSS_LINGUAL.into(), if other_language { 1.0 } else { 0.0 }));
         if let Some(p) = best_rerank {
             judged.probability = p;

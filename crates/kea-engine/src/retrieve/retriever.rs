@@ -4,11 +4,12 @@
 //! nothing of the engine that owns those parts; chat, identification, eval
 //! and `kea search` all retrieve through it.
 
+use crate::language::Language;
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
 use super::passages::Passages;
-use super::{context, prepare_query, query_language, stages, text_language, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
+use super::{context, prepare_query, stages, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
 use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
@@ -179,7 +180,7 @@ impl<'a> Retriever<'a> {
             .collect::<Result<Vec<_>>>()?;
         let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new() };
         if cross_lingual {
-            dense = self.balance_dense_languages(&dense.ranked, query_language(main), config.coarse_k, trace)?;
+            dense = self.balance_dense_languages(&dense.ranked, Language::of_query(main), config.coarse_k, trace)?;
         }
         trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.ranked.clone() });
         Ok(dense)
@@ -198,12 +199,11 @@ impl<'a> Retriever<'a> {
     /// embedder does not cover the query's language.
     fn fuse(&self, dense: &Dense, sparse: &Ranked, main: &str, config: &RetrievalConfig, trace: &mut Trace) -> Ranked {
         let t = super::start();
-        let language = query_language(main);
-        let languages = self.models.languages();
+        let language = Language::of_query(main);
         let mut dense_weight = config.dense_weight;
-        if config.dense && config.sparse && !languages.is_empty() && !languages.iter().any(|l| l == language) {
+        if config.dense && config.sparse && !self.model_reads(language) {
             dense_weight = config.foreign_dense_weight;
-            trace.fallbacks.push(format!("fusion: the embedding model does not cover '{language}'; dense weight lowered to {dense_weight}"));
+            trace.fallbacks.push(format!("fusion: the embedding model does not cover '{}'; dense weight lowered to {dense_weight}", language.code()));
         }
         let fused = match (config.dense, config.sparse, config.fusion) {
             (true, false, _) => dense.ranked.clone(),
@@ -284,24 +284,23 @@ impl<'a> Retriever<'a> {
     }
 
     /// Whether the embedder reads `language` (no languages declared means many).
-    pub(crate) fn model_reads(&self, language: &str) -> bool {
+    pub(crate) fn model_reads(&self, language: Language) -> bool {
         let languages = self.models.languages();
-        languages.is_empty() || languages.iter().any(|l| l == language)
+        languages.is_empty() || languages.iter().any(|l| l == language.code())
     }
 
     /// Whether the embedder serves Chinese and English alike (no languages
     /// declared means many).
     pub(crate) fn model_is_multilingual(&self) -> bool {
         let languages = self.models.languages();
-        languages.is_empty() || (languages.iter().any(|l| l == "zh") && languages.iter().any(|l| l == "en"))
+        languages.is_empty() || [Language::Chinese, Language::English].iter().all(|want| languages.iter().any(|l| l == want.code()))
     }
 
     /// Lifts passages in the other language than the query's to compete
     /// with same-language ones (see [`stages::balance_languages`]).
-    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: &str, k: usize, trace: &mut Trace) -> Result<Dense> {
+    fn balance_dense_languages(&self, dense: &[(u64, f32)], language: Language, k: usize, trace: &mut Trace) -> Result<Dense> {
         let ids: Vec<u64> = dense.iter().map(|c| c.0).collect();
-        let other: HashSet<u64> =
-            self.passages.chunks_by_ids(&ids)?.into_iter().filter(|row| text_language(&row.text) != language).map(|row| row.id as u64).collect();
+        let other: HashSet<u64> = ids.iter().zip(self.passages.languages_by_ids(&ids)?).filter(|(_, l)| *l != language).map(|(id, _)| *id).collect();
         let (balanced, shift) = stages::balance_languages(dense, |id| other.contains(&id), CROSS_LINGUAL_BEHIND, k);
         if shift > 0.0 {
             trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));

@@ -65,6 +65,7 @@ impl Store {
                 to_blob(&c.vector)
             ])?;
             tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?.execute(params![r.id, c.tokens])?;
+            super::record_language(&tx, r.id, &r.text)?;
         }
         refresh_chunk_counts(&tx)?;
         bump_generation(&tx)?;

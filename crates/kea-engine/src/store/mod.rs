@@ -18,6 +18,7 @@ pub use mirror::MirroredChunk;
 
 use crate::error::{Error, Result};
 use crate::extract::DocKind;
+use crate::language::Language;
 use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
@@ -37,6 +38,9 @@ pub enum MetaKey {
     EmbedMsPerChunk,
     /// How documents were chunked: another format re-reads them.
     ChunkFormat,
+    /// `chinese_chunks` lists every Chinese chunk (set once it was filled
+    /// for a store older than the table).
+    ChineseChunks,
     /// A team mirror: the state of the last pull.
     TeamPulled,
     /// A team mirror: the version pulled of one source (by its tag).
@@ -52,6 +56,7 @@ impl MetaKey {
             MetaKey::Dim => "dim",
             MetaKey::EmbedMsPerChunk => "embed_ms_per_chunk",
             MetaKey::ChunkFormat => "chunk_format",
+            MetaKey::ChineseChunks => "chinese_chunks",
             MetaKey::TeamPulled => "team.pulled",
             MetaKey::TeamVersion(tag) => return format!("team.version.{tag}").into(),
         };
@@ -170,7 +175,33 @@ impl Store {
             Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
         }
         store.set_meta(&MetaKey::SchemaVersion, SCHEMA_VERSION)?;
+        if store.meta(&MetaKey::ChineseChunks)?.is_none() {
+            store.fill_chinese_chunks()?;
+        }
         Ok(store)
+    }
+
+    /// Lists the Chinese chunks of a store written before `chinese_chunks`
+    /// existed (once; a new store has none to list).
+    fn fill_chinese_chunks(&mut self) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut select = tx.prepare("SELECT id, text FROM chunks")?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                record_language(&tx, row.get(0)?, &row.get::<_, String>(1)?)?;
+            }
+        }
+        tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, '1')", [MetaKey::ChineseChunks.name()])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The language of each chunk of `ids` (in that order) from
+    /// `chinese_chunks`, without reading the chunks.
+    pub fn languages_by_ids(&self, ids: &[u64]) -> Result<Vec<Language>> {
+        let mut stmt = self.conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM chinese_chunks WHERE id = ?1)")?;
+        ids.iter().map(|&id| Ok(if stmt.query_row([id as i64], |r| r.get::<_, bool>(0))? { Language::Chinese } else { Language::English })).collect()
     }
 
     /// Rebuilds the full-text index from chunk text with the current
@@ -238,6 +269,29 @@ impl Store {
 
     pub fn documents(&self) -> Result<Vec<DocRecord>> {
         self.documents_where("1", &[])
+    }
+
+    /// The documents with front matter (where labels come from), through
+    /// their partial index: in a large folder most documents have none.
+    pub fn documents_with_front_matter(&self) -> Result<Vec<DocRecord>> {
+        self.documents_where("front_matter <> '{}'", &[])
+    }
+
+    /// The titles (else paths) of about `n` documents spread evenly over
+    /// the index, for shares that need no complete count.
+    pub fn title_sample(&self, n: usize) -> Result<Vec<String>> {
+        let last: i64 = self.conn.query_row("SELECT COALESCE(MAX(id), 0) FROM documents", [], |r| r.get(0))?;
+        let step = (last / n.max(1) as i64).max(1);
+        let mut stmt = self.conn.prepare_cached(
+            "WITH RECURSIVE picked(id) AS (SELECT 1 UNION ALL SELECT id + ?2 FROM picked WHERE id + ?2 <= ?1)
+             SELECT COALESCE(d.title, d.path) FROM picked JOIN documents d ON d.id = picked.id",
+        )?;
+        let titles = stmt.query_map(params![last, step], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(titles)
+    }
+
+    pub fn document_count(&self) -> Result<usize> {
+        Ok(self.conn.query_row("SELECT COUNT(*) FROM documents", [], |r| r.get::<_, i64>(0))? as usize)
     }
 
     /// How many documents the index holds, and those in error with their
@@ -438,6 +492,17 @@ fn apply_changes(tx: &Transaction, changes: &[DocChange]) -> Result<VectorDelta>
     Ok(delta)
 }
 
+/// Lists chunk `id` among the Chinese chunks if its text is Chinese (and
+/// not if it is not: a replaced row may have changed language).
+fn record_language(tx: &Transaction, id: i64, text: &str) -> Result<()> {
+    if Language::of_text(text) == Language::Chinese {
+        tx.prepare_cached("INSERT OR IGNORE INTO chinese_chunks(id) VALUES (?1)")?.execute([id])?;
+    } else {
+        tx.prepare_cached("DELETE FROM chinese_chunks WHERE id = ?1")?.execute([id])?;
+    }
+    Ok(())
+}
+
 /// Inserts a document's chunks and their FTS rows, recording each in `delta`.
 fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>, chunks: &[NewChunk], delta: &mut VectorDelta) -> Result<()> {
     let mut insert = tx.prepare_cached(
@@ -458,6 +523,7 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
             to_blob(&c.embedding)
         ])?;
         let id = tx.last_insert_rowid();
+        record_language(tx, id, &c.text)?;
         let tokens = fts_tokens(&c.heading_path, &c.names, &c.text);
         tx.prepare_cached("INSERT INTO chunks_fts(rowid, tokens) VALUES (?1, ?2)")?.execute(params![id, tokens])?;
         let row = ChunkRow {

@@ -19,6 +19,10 @@ CREATE TABLE IF NOT EXISTS documents (
     updated_at   INTEGER NOT NULL
 );
 
+-- The documents labels come from (most have no front matter), found without
+-- reading the others.
+CREATE INDEX IF NOT EXISTS documents_with_front_matter ON documents(id) WHERE front_matter <> '{}';
+
 -- AUTOINCREMENT: a chunk id is a vector key and must never be reused.
 CREATE TABLE IF NOT EXISTS chunks (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -35,6 +39,14 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+
+-- The chunks whose text is Chinese (language::Language::of_text), so a search
+-- tells a candidate's language without reading its row. Written by store
+-- code with each chunk; a deleted chunk's row goes with it.
+CREATE TABLE IF NOT EXISTS chinese_chunks (id INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS chinese_chunks_follow AFTER DELETE ON chunks BEGIN
+    DELETE FROM chinese_chunks WHERE id = old.id;
+END;
 
 -- Full-text index over segmented words (see segment.rs): heading path and
 -- text, jieba-split for Chinese. Rows are written and deleted by store code.

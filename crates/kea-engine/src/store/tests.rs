@@ -151,3 +151,39 @@ fn documents_under_a_key_are_the_file_or_the_folder_below_it() {
     assert_eq!(under("a/c"), ["a/c/d.md"]);
     assert!(under("z").is_empty());
 }
+
+#[test]
+fn labels_read_only_documents_with_front_matter_and_languages_come_from_a_spread_sample() {
+    let mut store = Store::open_in_memory().unwrap();
+    let mut changes: Vec<DocChange> = (0..50).map(|i| replace(&format!("doc-{i:02}.md"), vec![chunk(0, "text", 0.1)])).collect();
+    if let DocChange::Replace { front_matter, .. } = &mut changes[7] {
+        *front_matter = r#"{"en": "Subject"}"#.into();
+    }
+    store.apply(&changes).unwrap();
+    let labelled: Vec<String> = store.documents_with_front_matter().unwrap().into_iter().map(|d| d.path).collect();
+    assert_eq!(labelled, ["doc-07.md"]);
+    assert_eq!(store.title_sample(100).unwrap().len(), 50, "a small index is read whole");
+    let sample = store.title_sample(10).unwrap();
+    assert!((9..=11).contains(&sample.len()), "about the asked number: {}", sample.len());
+    assert_eq!(store.document_count().unwrap(), 50);
+}
+
+#[test]
+fn chunk_languages_are_known_without_reading_chunks_and_filled_for_older_stores() {
+    use crate::language::Language::{Chinese, English};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kea.sqlite3");
+    let mut store = Store::open(&path).unwrap();
+    let added = store.apply(&[replace("a.md", vec![chunk(0, "玄凤鹦鹉吃种子和水果。", 0.1), chunk(1, "Seeds and fruit.", 0.2)])]).unwrap().added;
+    let ids: Vec<u64> = added.iter().map(|a| a.id).collect();
+    assert_eq!(store.languages_by_ids(&ids).unwrap(), [Chinese, English]);
+    // A store written before the table: its Chinese chunks are listed at the next open.
+    store.conn.execute_batch("DELETE FROM chinese_chunks; DELETE FROM meta WHERE key = 'chinese_chunks';").unwrap();
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.languages_by_ids(&ids).unwrap(), [Chinese, English]);
+    // A replaced document's chunks leave the table with their rows.
+    store.apply(&[replace("a.md", vec![chunk(0, "Only English now.", 0.3)])]).unwrap();
+    let left: i64 = store.conn.query_row("SELECT COUNT(*) FROM chinese_chunks", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
+}

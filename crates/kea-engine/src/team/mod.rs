@@ -319,6 +319,13 @@ impl Passages for TeamPassages<'_> {
         Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
     }
 
+    fn languages_by_ids(&self, ids: &[u64]) -> Result<Vec<crate::language::Language>> {
+        let (own, mirrored) = Self::split(ids);
+        let mut languages: std::collections::HashMap<u64, crate::language::Language> = own.iter().copied().zip(self.local().languages_by_ids(&own)?).collect();
+        languages.extend(mirrored.iter().copied().zip(self.team.mirror().languages_by_ids(&mirrored)?));
+        Ok(ids.iter().map(|id| languages[id]).collect())
+    }
+
     fn embeddings_by_ids(&self, ids: &[u64]) -> Result<std::collections::HashMap<u64, Vec<f32>>> {
         let (own, mirrored) = Self::split(ids);
         let mut vectors = self.local().embeddings_by_ids(&own)?;
