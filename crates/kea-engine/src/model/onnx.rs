@@ -175,7 +175,7 @@ mod hub {
         let listed = TextRerank::list_supported_models().into_iter().map(|i| (i.model, i.model_code, i.model_file));
         let (_, model_name) = catalogued(id, "reranker", listed)?;
         let init = RerankInitOptions::new(model_name).with_cache_dir(cache(paths)).with_show_download_progress(false);
-        Some(runtime::ensure_loaded(paths).and_then(|()| TextRerank::try_new(init).map_err(|e| fetch_failed(id, e))))
+        Some(runtime::ensure_loaded(paths).and_then(|_| TextRerank::try_new(init).map_err(|e| fetch_failed(id, e))))
     }
 
     /// CLIP's vision tower; its text tower, scale and threshold from the catalog.
