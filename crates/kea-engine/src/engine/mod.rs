@@ -256,7 +256,8 @@ impl Engine {
         config.knowledge_dir = std::path::absolute(&config.knowledge_dir).unwrap_or(config.knowledge_dir);
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
-        config.model_id = choose_model(&config, store.model()?.map(|m| m.0), store.chunk_count()?)?;
+        let mut chunks = store.chunk_count()?;
+        config.model_id = choose_model(&config, store.model()?.map(|m| m.0), chunks)?;
         let mut model_languages = Vec::new();
         if let Some(remote) = config.remote_embedder.as_ref().filter(|r| r.model_id() == config.model_id) {
             model_languages = remote.languages.clone();
@@ -272,10 +273,11 @@ impl Engine {
             let wanted = (local.manifest.id.clone(), local.manifest.dim);
             if store.model()?.as_ref() != Some(&wanted) {
                 store.switch_model(&wanted.0, wanted.1)?;
+                chunks = 0;
             }
         }
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (config.model_id.clone(), 384));
-        let stamp = VectorStamp { generation: store.generation()?, count: store.chunk_count()?, model_id, dim };
+        let stamp = VectorStamp { generation: store.generation()?, count: chunks, model_id, dim };
         let (vectors, rebuilt, team) = match &config.team {
             Some(team_config) => {
                 let team = Team::open(team_config, &config.knowledge_dir, &config.data_dir, &stamp.model_id, dim)?;

@@ -48,6 +48,8 @@ impl Store {
             };
             let r = &c.row;
             delete_fts_rows(&tx, &[r.id as u64])?;
+            // REPLACE fires no delete trigger: the row's language is recorded anew.
+            tx.prepare_cached("DELETE FROM chinese_chunks WHERE id = ?1")?.execute([r.id])?;
             tx.prepare_cached(
                 "INSERT OR REPLACE INTO chunks(id, doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10)",

@@ -192,7 +192,7 @@ impl Store {
                 record_language(&tx, row.get(0)?, &row.get::<_, String>(1)?)?;
             }
         }
-        tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, '1')", [MetaKey::ChineseChunks.name()])?;
+        put_meta(&tx, &MetaKey::ChineseChunks, "1")?;
         tx.commit()?;
         Ok(())
     }
@@ -228,8 +228,7 @@ impl Store {
     }
 
     pub fn set_meta(&self, key: &MetaKey, value: &str) -> Result<()> {
-        self.conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key.name(), value])?;
-        Ok(())
+        put_meta(&self.conn, key, value)
     }
 
     /// Bumped by every transaction that changes chunks.
@@ -259,9 +258,8 @@ impl Store {
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("UPDATE documents SET content_hash = NULL, chunk_count = 0", [])?;
-        for (k, v) in [(MetaKey::ModelId, model_id.to_string()), (MetaKey::Dim, dim.to_string())] {
-            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k.name(), v])?;
-        }
+        put_meta(&tx, &MetaKey::ModelId, model_id)?;
+        put_meta(&tx, &MetaKey::Dim, &dim.to_string())?;
         bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
@@ -492,13 +490,10 @@ fn apply_changes(tx: &Transaction, changes: &[DocChange]) -> Result<VectorDelta>
     Ok(delta)
 }
 
-/// Lists chunk `id` among the Chinese chunks if its text is Chinese (and
-/// not if it is not: a replaced row may have changed language).
+/// Lists new chunk `id` among the Chinese chunks if its text is Chinese.
 fn record_language(tx: &Transaction, id: i64, text: &str) -> Result<()> {
     if Language::of_text(text) == Language::Chinese {
         tx.prepare_cached("INSERT OR IGNORE INTO chinese_chunks(id) VALUES (?1)")?.execute([id])?;
-    } else {
-        tx.prepare_cached("DELETE FROM chinese_chunks WHERE id = ?1")?.execute([id])?;
     }
     Ok(())
 }
@@ -541,6 +536,12 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
         delta.added.push(AddedVector { id: id as u64, vector: c.embedding.clone(), row, tokens });
     }
     tx.execute("UPDATE documents SET chunk_count = ?1 WHERE id = ?2", params![chunks.len() as i64, doc_id])?;
+    Ok(())
+}
+
+/// Writes one `meta` value (inside a transaction or not).
+fn put_meta(conn: &Connection, key: &MetaKey, value: &str) -> Result<()> {
+    conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key.name(), value])?;
     Ok(())
 }
 
