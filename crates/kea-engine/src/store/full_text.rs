@@ -3,10 +3,7 @@
 //! relevance judge asks for the same terms the search just used), and BM25
 //! is asked only for the terms it gives weight to: a term in half the
 //! chunks or more scores (almost) nothing, yet scoring its matches was most
-//! of a search's time on a large folder. In a very large collection a term
-//! in tens of thousands of chunks is likewise left out of the scoring when
-//! a rarer term is asked: FTS5's BM25 reads every posting of every scored
-//! term, so that term would cost more than the rest of the search.
+//! of a search's time on a large folder.
 
 use std::collections::{HashMap, HashSet};
 
@@ -22,17 +19,6 @@ const MEMO_LIMIT: usize = 4096;
 /// The score of a match found only by terms without weight (what FTS5's
 /// clamped IDF gives them): below every weighted match.
 const UNWEIGHTED_SCORE: f32 = 1e-6;
-
-/// Postings a term may have and still be scored beside a much rarer term
-/// (see [`scored_terms`]). Only a collection of more than twice this many
-/// chunks has such a term, so smaller ones rank exactly as BM25 over every
-/// term.
-const SCORED_POSTINGS_CAP: usize = 10_000;
-
-/// How many times the rarest scored term's chunk count a term over
-/// [`SCORED_POSTINGS_CAP`] must reach to only fill: its weight beside that
-/// term is then small (ln 20 ≈ 3 less IDF), its cost large.
-const MUCH_MORE_COMMON: usize = 20;
 
 /// Chunk counts of terms, valid for one store generation.
 #[derive(Default)]
@@ -79,7 +65,14 @@ impl Store {
     pub fn fts_search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
         let terms = segment::search_terms(query, |t| self.token_chunk_counts(t).map(|(c, _)| c))?;
         let (counts, chunks) = self.token_chunk_counts(&terms)?;
-        let (weighted, unweighted) = scored_terms(terms.into_iter().zip(counts).collect(), chunks);
+        let (mut weighted, mut unweighted) = (Vec::new(), Vec::new());
+        for (term, n) in terms.into_iter().zip(counts).filter(|&(_, n)| n > 0) {
+            if carries_weight(n, chunks) {
+                weighted.push(term)
+            } else {
+                unweighted.push(term)
+            }
+        }
         let mut found = match any_of(weighted.into_iter()) {
             Some(expression) => {
                 let mut stmt =
@@ -122,24 +115,6 @@ impl Store {
     }
 }
 
-/// The terms BM25 scores and the ones that only fill the places left,
-/// from each term's chunk count: a term without weight fills; so does a
-/// term in more than [`SCORED_POSTINGS_CAP`] chunks and [`MUCH_MORE_COMMON`]
-/// times the rarest term's. Terms found nowhere are dropped.
-fn scored_terms(counted: Vec<(String, usize)>, chunks: usize) -> (Vec<String>, Vec<String>) {
-    let rarest = counted.iter().map(|&(_, n)| n).filter(|&n| carries_weight(n, chunks)).min().unwrap_or(usize::MAX);
-    let (mut scored, mut filling) = (Vec::new(), Vec::new());
-    for (term, n) in counted.into_iter().filter(|&(_, n)| n > 0) {
-        let dwarfs_the_rarest = n > SCORED_POSTINGS_CAP && n / MUCH_MORE_COMMON > rarest;
-        if carries_weight(n, chunks) && !dwarfs_the_rarest {
-            scored.push(term)
-        } else {
-            filling.push(term)
-        }
-    }
-    (scored, filling)
-}
-
 /// A term as an FTS5 phrase (any text is safe).
 fn quoted(term: &str) -> String {
     format!("\"{}\"", term.replace('"', ""))
@@ -153,7 +128,7 @@ fn any_of(terms: impl Iterator<Item = String>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{any_of, carries_weight, scored_terms, SCORED_POSTINGS_CAP};
+    use super::{any_of, carries_weight};
 
     #[test]
     fn terms_become_a_safe_expression() {
@@ -168,22 +143,5 @@ mod tests {
         assert!(!carries_weight(50, 100));
         assert!(!carries_weight(2, 3));
         assert!(!carries_weight(0, 100));
-    }
-
-    #[test]
-    fn a_term_in_very_many_chunks_only_fills_beside_a_much_rarer_one() {
-        let counted = |list: &[(&str, usize)]| list.iter().map(|(t, n)| (t.to_string(), *n)).collect::<Vec<_>>();
-        let big = 1_000_000;
-        let common = SCORED_POSTINGS_CAP * 3;
-        let (scored, filling) = scored_terms(counted(&[("rare", 200), ("common", common), ("everywhere", 600_000), ("absent", 0)]), big);
-        assert_eq!((scored, filling), (vec!["rare".to_string()], vec!["common".to_string(), "everywhere".to_string()]));
-        // Beside a term not much rarer, or without a rarer term, it is scored: something must rank.
-        let (scored, _) = scored_terms(counted(&[("fairly rare", common / 5), ("common", common)]), big);
-        assert_eq!(scored, ["fairly rare", "common"]);
-        let (scored, _) = scored_terms(counted(&[("common", common), ("everywhere", 600_000)]), big);
-        assert_eq!(scored, ["common"]);
-        // A collection too small to have such a term scores every weighted term.
-        let (scored, filling) = scored_terms(counted(&[("rare", 3), ("frequent", 40)]), 100);
-        assert_eq!((scored.len(), filling.len()), (2, 0));
     }
 }
