@@ -98,8 +98,10 @@ fn select(config: &EngineConfig, saved: &Settings, args: &LlmArgs) -> anyhow::Re
     Ok(auto_select(&settings)?)
 }
 
+/// `kea ask` over one collection, or several (`--kb`): the answer is kept
+/// in the first one's conversations.
 pub fn ask(
-    config: EngineConfig,
+    configs: Vec<EngineConfig>,
     settings: &Settings,
     args: &LlmArgs,
     chat: Option<i64>,
@@ -107,9 +109,15 @@ pub fn ask(
     max_tokens: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let choice = select(&config, settings, args)?;
+    let Some(first) = configs.first() else { anyhow::bail!("no collection to ask") };
+    let choice = select(first, settings, args)?;
     let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
-    let engine = crate::open_engine(config)?;
+    let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
+    let (engine, others) = engines.split_first().expect("one configuration at least");
+    let answerer = match others {
+        [] => engine.answerer(),
+        _ => engine.answerer_over(Box::new(engine.across(&others.iter().collect::<Vec<_>>()))),
+    };
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
@@ -130,7 +138,7 @@ pub fn ask(
             ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
         }
     };
-    let answer = engine.answerer().ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
+    let answer = answerer.ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
     if json {
         let mut value = serde_json::to_value(&answer)?;
         value["provider_reason"] = serde_json::json!(choice.reason);
@@ -161,7 +169,8 @@ pub fn ask(
 /// Where a passage is: document | heading, and its page.
 fn place(c: &kea_engine::chat::Citation) -> String {
     let page = c.page.map(|p| format!(" p.{p}")).unwrap_or_default();
-    format!("{} | {}{page}", c.source, c.heading_path)
+    let collection = c.collection.as_ref().map(|c| format!("{c} › ")).unwrap_or_default();
+    format!("{collection}{} | {}{page}", c.source, c.heading_path)
 }
 
 #[derive(serde::Deserialize)]

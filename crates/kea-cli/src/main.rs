@@ -4,6 +4,7 @@
 
 mod bench;
 mod chat;
+mod kb;
 mod keys;
 mod models;
 mod progress;
@@ -19,6 +20,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kea_engine::model::ModelPaths;
 use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
+use kea_engine::collections::Library;
 use kea_engine::settings::{Overrides, Settings};
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 
@@ -31,6 +33,10 @@ struct Cli {
     /// The knowledge folder to index (default: the one chosen in the app, else ~/Documents/Kea).
     #[arg(long, global = true, value_name = "DIR")]
     knowledge: Option<PathBuf>,
+    /// The collection to work on (repeatable: search and ask across several;
+    /// "all": every one); default: the knowledge folder's own collection.
+    #[arg(long = "kb", global = true, value_name = "NAME")]
+    kb: Vec<String>,
     /// Where model folders are looked for first (also $KEA_MODELS_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     models_dir: Option<PathBuf>,
@@ -221,6 +227,11 @@ enum Command {
         #[command(subcommand)]
         which: models::ModelsCommand,
     },
+    /// Collections: list, create, set, rename, remove.
+    Kb {
+        #[command(subcommand)]
+        which: kb::KbCommand,
+    },
     /// API keys and tokens: set (from standard input), clear, status.
     Keys {
         #[command(subcommand)]
@@ -268,19 +279,21 @@ fn main() -> ExitCode {
 
 /// The settings file of the data folder (shared with the desktop app).
 fn settings(cli: &Cli) -> Settings {
-    let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
-    let (settings, warning) = Settings::load_or_default(&data_dir);
+    let (settings, warning) = Settings::load_or_default(&app_data_dir(cli));
     if let Some(warning) = warning {
         eprintln!("kea: {warning}");
     }
     settings
 }
 
-/// The engine configuration: the shared settings file, then the
-/// environment and the flags over it (clap reads each flag's variable).
-fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
-    let data_dir = cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir);
-    let overrides = Overrides {
+fn app_data_dir(cli: &Cli) -> PathBuf {
+    cli.data_dir.clone().unwrap_or_else(EngineConfig::default_data_dir)
+}
+
+/// What the environment and the flags set over the settings file (clap
+/// reads each flag's variable).
+fn overrides(cli: &Cli) -> Overrides {
+    Overrides {
         models_dir: cli.models_dir.clone(),
         embedding_model: cli.embedding_model.clone(),
         remote_embedder: remote_embedder(cli),
@@ -294,10 +307,40 @@ fn config(cli: &Cli, settings: &Settings) -> EngineConfig {
         store_token: cli.store_token.clone(),
         file_timeout: cli.file_timeout,
         file_memory_mb: Some(cli.file_memory),
+    }
+}
+
+/// The engine configurations of the collections `--kb` names (none: the
+/// default collection): the shared settings file, the environment and the
+/// flags, then each collection's own folders, index and settings.
+fn configs(cli: &Cli, settings: &Settings) -> anyhow::Result<Vec<EngineConfig>> {
+    let data_dir = app_data_dir(cli);
+    let library = match Library::load(&data_dir) {
+        Ok(library) => library,
+        // A damaged registry never locks the user out of the default collection.
+        Err(e) if cli.kb.is_empty() => {
+            eprintln!("kea: {e}");
+            Library::empty(&data_dir)
+        }
+        Err(e) => return Err(e.into()),
     };
-    let mut config = settings.engine_config_with(settings.knowledge_dir(cli.knowledge.clone()), data_dir, &overrides);
-    config.reembed = cli.reembed;
-    config
+    let overrides = overrides(cli);
+    let collections = library.resolve(&cli.kb, settings, cli.knowledge.clone())?;
+    Ok(collections
+        .iter()
+        .map(|c| {
+            let mut config = library.engine_config(c, settings, &overrides);
+            config.reembed = cli.reembed;
+            config
+        })
+        .collect())
+}
+
+/// The configuration of the one collection a command works on.
+fn config(cli: &Cli, settings: &Settings) -> anyhow::Result<EngineConfig> {
+    let mut all = configs(cli, settings)?;
+    anyhow::ensure!(all.len() == 1, "this command works on one collection at a time: name one with --kb");
+    Ok(all.remove(0))
 }
 
 fn remote_embedder(cli: &Cli) -> Option<RemoteEmbedConfig> {
@@ -313,33 +356,23 @@ fn remote_embedder(cli: &Cli) -> Option<RemoteEmbedConfig> {
 }
 
 /// Opens the engine; an explicitly chosen embedder that opened becomes the
-/// saved choice, so later runs without flags keep using it.
+/// saved choice (the app's, or the collection's), so later runs without flags keep using it.
 pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
-    let explicit = config.model_explicit.then(|| (config.model_id.clone(), config.remote_embedder.clone()));
-    let data_dir = config.data_dir.clone();
-    let engine = Engine::open(config)?;
-    if let Some((model, remote)) = explicit {
-        let path = data_dir.join(Settings::FILE_NAME);
-        // An unreadable file is never overwritten (it may hold an API key).
-        let Ok(mut settings) = Settings::load(&path) else { return Ok(engine) };
-        let remote = remote.filter(|r| r.model_id() == model);
-        if settings.models.embedder.as_ref() != Some(&model) || settings.models.remote_embedder != remote {
-            settings.models.embedder = Some(model);
-            settings.models.remote_embedder = remote;
-            settings.save(&path)?;
-        }
-    }
+    let engine = Engine::open(config.clone())?;
+    kea_engine::collections::remember_explicit_embedder(&config)?;
     Ok(engine)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let settings = settings(&cli);
     let config = || config(&cli, &settings);
+    // The app's own folders (models, keys) whatever collection is named.
+    let app_config = || settings.engine_config_with(settings.knowledge_dir(cli.knowledge.clone()), app_data_dir(&cli), &overrides(&cli));
     match &cli.command {
-        Command::Index { watch, json } => index(config(), *watch, *json),
-        Command::Status { json } => status(config(), *json),
-        Command::Remove { path, json } => manage_document(config(), path, *json, |d, key, sink, cancel| d.delete(key, sink, cancel)),
-        Command::Reindex { path, json } => manage_document(config(), path, *json, |d, key, sink, cancel| d.reindex(key, sink, cancel)),
+        Command::Index { watch, json } => index(configs(&cli, &settings)?, *watch, *json),
+        Command::Status { json } => status(configs(&cli, &settings)?, *json),
+        Command::Remove { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.delete(key, sink, cancel)),
+        Command::Reindex { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.reindex(key, sink, cancel)),
         Command::Search { query, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
@@ -353,28 +386,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(file) = file {
                 retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
             }
-            search::run(config(), query, &retrieval, *trace, *json)
+            search::run(configs(&cli, &settings)?, query, &retrieval, *trace, *json)
         }
         Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, json, .. } => {
-            search::calibrate(config(), golden, &settings.retrieval, (*lexical, *folds, *cross_lingual), out.as_deref(), *json)
+            search::calibrate(config()?, golden, &settings.retrieval, (*lexical, *folds, *cross_lingual), out.as_deref(), *json)
         }
-        Command::Eval { golden, configs, split, json, .. } => {
-            let configs = if configs.is_empty() {
+        Command::Eval { golden, configs: named, split, json, .. } => {
+            let named = if named.is_empty() {
                 kea_engine::eval::default_configs()
             } else {
-                configs.iter().map(|c| parse_named_config(c)).collect::<anyhow::Result<_>>()?
+                named.iter().map(|c| parse_named_config(c)).collect::<anyhow::Result<_>>()?
             };
-            search::eval(config(), golden, &configs, split.as_deref(), *json)
+            search::eval(config()?, golden, &named, split.as_deref(), *json)
         }
-        Command::Ask { question, chat: chat_id, llm, max_tokens, json } => chat::ask(config(), &settings, llm, *chat_id, question, *max_tokens, *json),
+        Command::Ask { question, chat: chat_id, llm, max_tokens, json } => {
+            chat::ask(configs(&cli, &settings)?, &settings, llm, *chat_id, question, *max_tokens, *json)
+        }
         Command::Identify { image, chat: chat_id, image_model, lang, classifier, llm, json } => {
             let image_model = image_model.clone().unwrap_or_else(|| settings.image_model());
-            chat::identify(config(), &settings, llm, image, *chat_id, (*classifier, &image_model), *lang, *json)
+            chat::identify(config()?, &settings, llm, image, *chat_id, (*classifier, &image_model), *lang, *json)
         }
-        Command::EvalRouter { questions, llm, json } => chat::eval_router(config(), &settings, llm, questions, *json),
-        Command::Setup(args) => setup::run(args, config(), cli.models_dir.clone()),
-        Command::Models { which } => models::run(which, config(), cli.models_dir.clone()),
-        Command::Keys { which } => keys::run(which, &config().data_dir),
+        Command::EvalRouter { questions, llm, json } => chat::eval_router(config()?, &settings, llm, questions, *json),
+        Command::Setup(args) => setup::run(args, config()?, cli.models_dir.clone()),
+        Command::Models { which } => models::run(which, app_config(), cli.models_dir.clone()),
+        Command::Kb { which } => kb::run(which, &app_data_dir(&cli), &settings, &overrides(&cli), cli.knowledge.clone()),
+        Command::Keys { which } => keys::run(which, &app_data_dir(&cli)),
         Command::Bench { which } => {
             let paths = cli.models_dir.clone().map(|d| ModelPaths { dirs: vec![d] });
             bench::run(which, paths, cli.embedding_model.clone(), remote_embedder(&cli))
@@ -382,8 +418,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = Arc::new(open_engine(config)?);
+/// Syncs each collection once, then (with `watch`) keeps them all in step.
+fn index(configs: Vec<EngineConfig>, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let engines = configs.into_iter().map(|c| open_engine(c).map(Arc::new)).collect::<anyhow::Result<Vec<_>>>()?;
     let cancel = CancelToken::new();
     let interrupted = cancel.clone();
     ctrlc::set_handler(move || {
@@ -394,20 +431,32 @@ fn index(config: EngineConfig, watch: bool, json: bool) -> anyhow::Result<ExitCo
     })
     .context("installing the Ctrl+C handler")?;
     let sink = progress::sink_for(json);
-    let report = engine.indexer().sync(sink.as_ref(), &cancel)?;
-    progress::print_report(&report, json);
-    if !watch {
-        return Ok(if report.cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS });
+    for engine in &engines {
+        if engines.len() > 1 && !json {
+            eprintln!("collection '{}'", engine.config().collection);
+        }
+        let report = engine.indexer().sync(sink.as_ref(), &cancel)?;
+        progress::print_report(&report, json);
+        if report.cancelled {
+            return Ok(ExitCode::from(130));
+        }
     }
-    let watch_sink = progress::watch_sink(json);
-    let handle = kea_engine::watch(engine.clone(), watch_sink, Duration::from_millis(300), |e| eprintln!("kea: sync failed [{}]: {e}", e.kind().code()))?;
-    if !json {
-        eprintln!("watching {} (Ctrl+C to stop)", &engine.config().knowledge_dir.display());
+    if !watch {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut handles = Vec::new();
+    for engine in &engines {
+        let watch_sink = progress::watch_sink(json);
+        handles.push(kea_engine::watch(engine.clone(), watch_sink, Duration::from_millis(300), |e| eprintln!("kea: sync failed [{}]: {e}", e.kind().code()))?);
+        if !json {
+            let roots: Vec<String> = engine.folders().roots().map(|r| r.display().to_string()).collect();
+            eprintln!("watching {} (Ctrl+C to stop)", roots.join(", "));
+        }
     }
     while !cancel.is_cancelled() {
         std::thread::sleep(Duration::from_millis(100));
     }
-    handle.stop();
+    handles.into_iter().for_each(|h| h.stop());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -419,7 +468,7 @@ fn manage_document(
     action: fn(&kea_engine::Documents, &str, &dyn kea_engine::ProgressSink, &CancelToken) -> kea_engine::Result<kea_engine::SyncReport>,
 ) -> anyhow::Result<ExitCode> {
     let engine = open_engine(config)?;
-    let key = document_key(&engine.config().knowledge_dir, path);
+    let key = engine.folders().key_of(path).unwrap_or_else(|| path.to_string_lossy().into_owned());
     let sink = progress::sink_for(json);
     let report = action(&engine.documents(), &key, sink.as_ref(), &CancelToken::new())?;
     // A sync of one file saves the vector file on a debounce; this process ends now.
@@ -428,27 +477,33 @@ fn manage_document(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A document's key: the path relative to the knowledge folder when it
-/// resolves inside it, else the argument as written.
-fn document_key(knowledge: &std::path::Path, path: &std::path::Path) -> String {
-    let inside = path.canonicalize().ok().zip(knowledge.canonicalize().ok()).and_then(|(file, root)| file.strip_prefix(root).ok().map(|rel| rel.to_path_buf()));
-    match inside {
-        Some(rel) => kea_engine::scan::relative_key(&rel),
-        None => path.to_string_lossy().into_owned(),
+/// Each collection's status (`--json`: one object, or an array for several).
+fn status(configs: Vec<EngineConfig>, json: bool) -> anyhow::Result<ExitCode> {
+    let several = configs.len() > 1;
+    let mut values = Vec::new();
+    for config in configs {
+        let engine = open_engine(config)?;
+        if json {
+            let mut value = serde_json::to_value(engine.status()?)?;
+            value["integrity_problems"] = serde_json::json!(engine.indexer().integrity_problems()?);
+            value["collection"] = serde_json::json!(engine.config().collection);
+            values.push(value);
+        } else {
+            print_status(&engine)?;
+        }
     }
+    if json {
+        let out = if several { serde_json::Value::Array(values) } else { values.remove(0) };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = open_engine(config)?;
+fn print_status(engine: &Engine) -> anyhow::Result<()> {
     let status = engine.status()?;
-    if json {
-        let problems = engine.indexer().integrity_problems()?;
-        let mut value = serde_json::to_value(&status)?;
-        value["integrity_problems"] = serde_json::json!(problems);
-        println!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("knowledge: {}", status.knowledge_dir.display());
+    println!("collection: {}", engine.config().collection);
+    let folders: Vec<String> = engine.folders().roots().map(|r| r.display().to_string()).collect();
+    println!("knowledge: {}", folders.join(", "));
     println!("index:     {} ({:.1} MB)", status.data_dir.display(), status.index_bytes as f64 / 1e6);
     println!("model:     {} ({} dimensions)", status.model_id.as_deref().unwrap_or("none"), status.dim.unwrap_or(0));
     println!("documents: {}   chunks: {}   vectors: {}", status.documents.len(), status.chunks, status.vectors);
@@ -464,7 +519,8 @@ fn status(config: EngineConfig, json: bool) -> anyhow::Result<ExitCode> {
             None => println!("  ✓ {}  ({} chunks)", doc.path, doc.chunk_count),
         }
     }
-    Ok(ExitCode::SUCCESS)
+    println!();
+    Ok(())
 }
 
 /// Reads a retrieval config JSON file (any subset of the settings).

@@ -8,9 +8,14 @@ use kea_engine::eval::{load_golden, EvalResult, FitScope, Metrics};
 use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
-pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let engine = crate::open_engine(config)?;
-    let result = engine.retriever().retrieve(query, retrieval)?;
+/// `kea search` over one collection, or several (`--kb`), merged.
+pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
+    let result = match engines.split_first() {
+        Some((only, [])) => only.retriever().retrieve(query, retrieval)?,
+        Some((first, rest)) => first.across(&rest.iter().collect::<Vec<_>>()).retrieve(query, retrieval)?,
+        None => anyhow::bail!("no collection to search"),
+    };
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
         let out = if trace { serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace }) } else { serde_json::json!(hits) };
@@ -25,7 +30,8 @@ pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace
     }
     for (rank, hit) in result.hits.iter().enumerate() {
         let page = hit.chunk.page.map(|p| format!(" p.{p}")).unwrap_or_default();
-        println!("{}. [{:.3}] {} | {}{page}", rank + 1, hit.score, hit.chunk.source, hit.chunk.heading_path);
+        let collection = hit.chunk.collection.as_ref().map(|c| format!("{c} › ")).unwrap_or_default();
+        println!("{}. [{:.3}] {collection}{} | {}{page}", rank + 1, hit.score, hit.chunk.source, hit.chunk.heading_path);
         for line in hit.chunk.text.lines().take(4) {
             println!("     {line}");
         }
@@ -37,7 +43,7 @@ pub fn run(config: EngineConfig, query: &str, retrieval: &RetrievalConfig, trace
 fn hit_json(h: &kea_engine::Hit) -> serde_json::Value {
     serde_json::json!({
         "source": h.chunk.source, "heading_path": h.chunk.heading_path, "chunk_index": h.chunk.chunk_index,
-        "chunk_id": h.chunk.id, "page": h.chunk.page, "score": h.score, "text": h.chunk.text,
+        "chunk_id": h.chunk.id, "page": h.chunk.page, "score": h.score, "text": h.chunk.text, "collection": h.chunk.collection,
         "scores": { "dense": h.dense, "sparse": h.sparse, "fused": h.fused, "rerank": h.rerank },
     })
 }

@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ use crate::extract::{extract_with, ExtractContext, Extracted, Ocr};
 use crate::profile::Profile;
 use crate::progress::{CancelToken, FileError, IndexEvent, ProgressSink, SyncReport};
 use crate::reader::{timed_out, ReaderProcess};
-use crate::scan::{scan, scan_under, DiskFile, Listing};
+use crate::scan::{DiskFile, Listing};
 use crate::store::{DocChange, DocRecord, DocStatus, FileFacts, NewChunk, Store};
 use crate::vectors::VectorIndex;
 
@@ -73,7 +73,7 @@ impl FileBudget {
 
 /// The indexer over borrowed parts: scan → extract → chunk → embed → store and vectors.
 pub(crate) struct Ingest<'a> {
-    pub knowledge_dir: &'a Path,
+    pub folders: &'a crate::folders::Folders,
     pub max_file_bytes: u64,
     pub chunking: ChunkConfig,
     /// Passages per model call.
@@ -188,19 +188,19 @@ impl Ingest<'_> {
     fn compare(&self, scope: &SyncScope) -> Result<(Listing, HashMap<String, DocRecord>)> {
         let by_path = |docs: Vec<DocRecord>| docs.into_iter().map(|d| (d.path.clone(), d));
         let SyncScope::Paths(paths) = scope else {
-            return Ok((scan(self.knowledge_dir)?, by_path(self.store().documents()?).collect()));
+            return Ok((self.folders.scan()?, by_path(self.store().documents()?).collect()));
         };
         let mut listing = Listing::default();
         let mut stored = HashMap::new();
         for path in paths {
-            let Ok(rel) = path.strip_prefix(self.knowledge_dir) else { continue };
+            let Some(rel) = self.folders.relative(path) else { continue };
             if rel.as_os_str().is_empty() {
                 return self.compare(&SyncScope::Everything);
             }
-            let found = scan_under(self.knowledge_dir, path);
+            let Some((found, key)) = self.folders.scan_path(path) else { continue };
             listing.files.extend(found.files);
             listing.unreadable.extend(found.unreadable);
-            stored.extend(by_path(self.store().documents_under(&crate::scan::relative_key(rel))?));
+            stored.extend(by_path(self.store().documents_under(&key)?));
         }
         listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
         listing.files.dedup_by(|a, b| a.rel == b.rel);
@@ -397,11 +397,16 @@ impl Ingest<'_> {
     /// returns the problem for the report. A changed profile (or chunk
     /// format) marks every document to be read again.
     fn reload_profile(&self) -> Result<Option<String>> {
-        let (profile, problem) = match Profile::load(self.knowledge_dir) {
+        let (profile, problem) = match Profile::load(self.folders.primary()) {
             Ok(profile) => (profile, None),
             Err(message) => (self.profile(), Some(message)),
         };
-        let format = format!("{CHUNK_FORMAT};{}", profile.names_signature());
+        let mut format = format!("{CHUNK_FORMAT};{}", profile.names_signature());
+        if self.chunking != crate::chunk::ChunkConfig::default() {
+            // A collection's own chunk size: changing it reads every document again.
+            let c = &self.chunking;
+            format.push_str(&format!(";chunks={}/{}/{}", c.target_chars, c.overlap_chars, c.max_chars));
+        }
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
         let store = self.store();
         if store.meta(&crate::store::MetaKey::ChunkFormat)?.as_deref() != Some(format.as_str()) {

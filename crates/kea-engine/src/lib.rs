@@ -6,11 +6,13 @@
 pub mod access;
 pub mod chat;
 pub mod chunk;
+pub mod collections;
 pub mod embed;
 mod engine;
 pub mod error;
 pub mod eval;
 pub mod extract;
+pub mod folders;
 pub mod frontmatter;
 pub mod identify;
 pub mod import;

@@ -76,6 +76,9 @@ pub struct ChunkRow {
     pub byte_start: usize,
     pub byte_end: usize,
     pub text: String,
+    /// The collection it is from, in results across several collections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
 }
 
 /// Which vector index the engine keeps.

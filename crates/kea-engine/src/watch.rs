@@ -68,7 +68,7 @@ impl Drop for WatchHandle {
 /// Starts watching the engine's knowledge folder. `on_error` receives sync
 /// failures (the watcher keeps running).
 pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duration, on_error: impl Fn(&Error) + Send + 'static) -> Result<WatchHandle> {
-    let root = engine.config().knowledge_dir.clone();
+    let folders = engine.folders().clone();
     let (tx, rx) = mpsc::channel::<Wake>();
     let events_tx = tx.clone();
     // Links are not followed: a link to `/` or a loop would be watched whole.
@@ -85,9 +85,11 @@ pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duratio
     };
     let mut debouncer = new_debouncer_opt::<_, RecommendedWatcher, RecommendedCache>(debounce, None, on_events, RecommendedCache::new(), config)
         .map_err(|e| Error::Watch(e.to_string()))?;
-    debouncer.watch(&root, RecursiveMode::Recursive).map_err(|e| Error::Watch(format!("{}: {e}", root.display())))?;
+    for root in folders.roots() {
+        debouncer.watch(root, RecursiveMode::Recursive).map_err(|e| Error::Watch(format!("{}: {e}", root.display())))?;
+    }
     let stop = CancelToken::new();
-    let watcher = Watcher { engine, sink, root, stop: stop.clone(), on_error: Box::new(on_error) };
+    let watcher = Watcher { engine, sink, folders, stop: stop.clone(), on_error: Box::new(on_error) };
     let thread =
         std::thread::Builder::new().name("kea-watch".into()).spawn(move || watcher.run(&rx)).map_err(|e| Error::io("starting the watcher thread", e))?;
     Ok(WatchHandle { stop, wake: tx, thread: Some(thread), _debouncer: Box::new(debouncer) })
@@ -97,7 +99,7 @@ pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duratio
 struct Watcher {
     engine: Arc<Engine>,
     sink: Arc<dyn ProgressSink>,
-    root: PathBuf,
+    folders: crate::folders::Folders,
     stop: CancelToken,
     on_error: Box<dyn Fn(&Error) + Send>,
 }
@@ -123,11 +125,11 @@ impl Watcher {
             }
             let result = match changed {
                 Some(paths) => {
-                    let paths: Vec<PathBuf> = paths.into_iter().filter(|p| is_relevant(&self.root, p)).collect();
+                    let paths: Vec<PathBuf> = paths.into_iter().filter(|p| is_relevant(&self.folders, p)).collect();
                     if paths.is_empty() {
                         continue;
                     }
-                    if paths.iter().any(|p| is_profile(&self.root, p)) {
+                    if paths.iter().any(|p| is_profile(&self.folders, p)) {
                         self.engine.indexer().sync(self.sink.as_ref(), &self.stop)
                     } else {
                         self.engine.indexer().sync_paths(&paths, self.sink.as_ref(), &self.stop)
@@ -170,11 +172,12 @@ fn merge(wake: Wake, wakes: &mpsc::Receiver<Wake>) -> Option<Option<Vec<PathBuf>
 
 /// An indexable file, the collection's profile, or something that may be
 /// a folder (renamed or deleted folders arrive as one event for the folder).
-fn is_relevant(root: &Path, path: &Path) -> bool {
-    let Ok(rel) = path.strip_prefix(root) else { return false };
-    is_indexable(rel) || is_profile(root, path) || path.extension().is_none()
+fn is_relevant(folders: &crate::folders::Folders, path: &Path) -> bool {
+    let Some(rel) = folders.relative(path) else { return false };
+    is_indexable(rel) || is_profile(folders, path) || path.extension().is_none()
 }
 
-fn is_profile(root: &Path, path: &Path) -> bool {
-    path.strip_prefix(root).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
+/// The collection's `kea.toml` (in its first folder).
+fn is_profile(folders: &crate::folders::Folders, path: &Path) -> bool {
+    path.strip_prefix(folders.primary()).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
 }

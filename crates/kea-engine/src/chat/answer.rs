@@ -32,6 +32,9 @@ pub struct Citation {
     /// The first chunk of the block (what "show passage" opens).
     pub chunk_id: i64,
     pub chunk_ids: Vec<i64>,
+    /// The collection, when the question went to several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
 }
 
 impl From<&ContextBlock> for Citation {
@@ -43,6 +46,7 @@ impl From<&ContextBlock> for Citation {
             page: b.page,
             chunk_id: b.chunk_ids.first().copied().unwrap_or_default(),
             chunk_ids: b.chunk_ids.clone(),
+            collection: b.collection.clone(),
         }
     }
 }
@@ -435,6 +439,7 @@ mod tests {
             page: Some(2),
             chunk_ids: vec![7],
             text: "Seeds.".into(),
+            collection: None,
         };
         let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };

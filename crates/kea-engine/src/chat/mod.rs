@@ -87,7 +87,7 @@ impl Default for ChatOptions {
 /// Answers to questions, over the retriever, the conversation store and
 /// what the collection is about.
 pub struct Answerer<'a> {
-    pub(crate) retriever: crate::retrieve::Retriever<'a>,
+    pub(crate) retriever: Box<dyn crate::retrieve::Retrieve + 'a>,
     pub(crate) conversations: Conversations<'a>,
     pub(crate) subjects: &'a dyn Subjects,
     pub(crate) llm_rerank_cache: &'a crate::rerank::RerankCache,

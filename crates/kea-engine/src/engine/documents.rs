@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::import::{ImportProgress, ImportReport};
@@ -34,9 +35,8 @@ impl Documents<'_> {
     /// The file on disk behind an indexed document key, which must resolve
     /// (after symlinks) inside the knowledge folder.
     pub fn path(&self, key: &str) -> Result<PathBuf> {
-        let rel = checked_key(key)?;
-        let root = &self.engine.config().knowledge_dir;
-        let joined = root.join(rel);
+        checked_key(key)?;
+        let (root, joined) = self.engine.folders().path_of(key).ok_or_else(|| Error::NotFound(format!("{key} is in none of the collection's folders")))?;
         let missing = |e: std::io::Error| match e.kind() {
             std::io::ErrorKind::NotFound => Error::NotFound(format!("{key} is no longer in the knowledge folder")),
             _ => Error::io(format!("resolving {key}"), e),
@@ -71,17 +71,18 @@ impl Documents<'_> {
     /// Extracts, chunks and indexes one document again even if unchanged
     /// (unchanged chunks keep their vectors).
     pub fn reindex(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
-        let rel = checked_key(key)?;
+        checked_key(key)?;
+        let Some((_, path)) = self.engine.folders().path_of(key) else { return Err(Error::NotFound(format!("{key} is not indexed"))) };
         if !self.engine.store().mark_stale(key)? {
             return Err(Error::NotFound(format!("{key} is not indexed")));
         }
-        self.engine.indexer().sync_paths(&[self.engine.config().knowledge_dir.join(rel)], sink, cancel)
+        self.engine.indexer().sync_paths(&[path], sink, cancel)
     }
 
     /// Copies `sources` (files or folders) into the knowledge folder,
     /// telling `on_copied` after each file (see [`crate::import`]).
     pub fn import(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
-        crate::import::import_into(&self.engine.config().knowledge_dir, self.engine.config().max_file_bytes, sources, on_copied)
+        crate::import::import_into(self.engine.folders().primary(), self.engine.config().max_file_bytes, sources, on_copied)
     }
 }
 

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant};
 
 use crate::chat::{Answerer, Conversations};
 use crate::chunk::ChunkConfig;
+use crate::collections::Strictness;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::extract::Ocr;
+use crate::folders::Folders;
 use crate::identify::Identifier;
 use crate::ingest::{FileBudget, IndexModels, Ingest};
 use crate::model::{ModelPaths, DEFAULT_TEXT_MODEL};
@@ -19,7 +21,7 @@ use crate::progress::CancelToken;
 use crate::reader::ReaderProcess;
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
-use crate::retrieve::{LocalPassages, Passages, QueryModels, Retriever};
+use crate::retrieve::{Federated, LocalPassages, Passages, QueryModels, Retrieve, Retriever};
 use crate::store::{DocRecord, Store};
 use crate::team::{MilvusIndex, Team, TeamConfig, TeamPassages};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
@@ -64,6 +66,12 @@ pub struct EngineConfig {
     /// A team store shared with other instances (`--store milvus://…`);
     /// `None`: this machine's own index.
     pub team: Option<TeamConfig>,
+    /// More folders of the collection beside `knowledge_dir` (see [`Folders`]).
+    pub more_folders: Vec<PathBuf>,
+    /// The collection's name (citations across collections say it).
+    pub collection: String,
+    /// How readily the relevance decision answers.
+    pub strictness: Strictness,
 }
 
 impl EngineConfig {
@@ -86,6 +94,9 @@ impl EngineConfig {
             reader: None,
             vector_backend: VectorBackend::default(),
             team: None,
+            more_folders: Vec::new(),
+            collection: crate::collections::DEFAULT_COLLECTION.to_string(),
+            strictness: Strictness::default(),
         }
     }
 
@@ -158,6 +169,8 @@ pub struct ReembedCost {
 /// The engine. Cheap operations take `&self`; share it behind an `Arc`.
 pub struct Engine {
     config: EngineConfig,
+    /// The collection's folders (`knowledge_dir` first).
+    folders: Folders,
     /// The store's writing connection (ingest, conversations, settings of the index).
     store: Mutex<Store>,
     /// A second connection for searches and the status: SQLite (WAL) lets
@@ -248,33 +261,44 @@ fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Re
     Ok((index, true))
 }
 
+/// The chosen embedder's languages; a local model whose manifest differs
+/// from the store's record switches the store to it (`true`: switched,
+/// nothing of the old model is kept). A remote model needs its endpoint.
+fn settle_model(config: &EngineConfig, store: &mut Store) -> Result<(Vec<String>, bool)> {
+    if let Some(remote) = config.remote_embedder.as_ref().filter(|r| r.model_id() == config.model_id) {
+        return Ok((remote.languages.clone(), false));
+    }
+    if config.model_id.starts_with(REMOTE_PREFIX) {
+        return Err(Error::ModelMissing {
+            model: config.model_id.clone(),
+            reason: "the index was built with this remote embedder but no endpoint is configured for it \
+                     (pass --embed-url and --embed-model, set KEA_EMBED_BASE_URL and KEA_EMBED_MODEL, or choose it in the app)"
+                .into(),
+        });
+    }
+    let Ok(local) = config.model_paths.resolve(&config.model_id) else { return Ok((Vec::new(), false)) };
+    let wanted = (local.manifest.id.clone(), local.manifest.dim);
+    let switch = store.model()?.as_ref() != Some(&wanted);
+    if switch {
+        store.switch_model(&wanted.0, wanted.1)?;
+    }
+    Ok((local.manifest.languages, switch))
+}
+
 impl Engine {
     /// Opens the index in `config.data_dir`, repairing the vector file if
     /// needed. The model is not loaded until something must be embedded.
     pub fn open(mut config: EngineConfig) -> Result<Engine> {
-        // Absolute, so the watcher's event paths compare with it.
-        config.knowledge_dir = std::path::absolute(&config.knowledge_dir).unwrap_or(config.knowledge_dir);
+        // Absolute, so the watcher's event paths compare with them.
+        let absolute = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
+        (config.knowledge_dir, config.more_folders) = (absolute(&config.knowledge_dir), config.more_folders.iter().map(absolute).collect());
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
         let mut chunks = store.chunk_count()?;
         config.model_id = choose_model(&config, store.model()?.map(|m| m.0), chunks)?;
-        let mut model_languages = Vec::new();
-        if let Some(remote) = config.remote_embedder.as_ref().filter(|r| r.model_id() == config.model_id) {
-            model_languages = remote.languages.clone();
-        } else if config.model_id.starts_with(REMOTE_PREFIX) {
-            return Err(Error::ModelMissing {
-                model: config.model_id.clone(),
-                reason: "the index was built with this remote embedder but no endpoint is configured for it \
-                         (pass --embed-url and --embed-model, set KEA_EMBED_BASE_URL and KEA_EMBED_MODEL, or choose it in the app)"
-                    .into(),
-            });
-        } else if let Ok(local) = config.model_paths.resolve(&config.model_id) {
-            model_languages = local.manifest.languages.clone();
-            let wanted = (local.manifest.id.clone(), local.manifest.dim);
-            if store.model()?.as_ref() != Some(&wanted) {
-                store.switch_model(&wanted.0, wanted.1)?;
-                chunks = 0;
-            }
+        let (model_languages, switched) = settle_model(&config, &mut store)?;
+        if switched {
+            chunks = 0;
         }
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (config.model_id.clone(), 384));
         let stamp = VectorStamp { generation: store.generation()?, count: chunks, model_id, dim };
@@ -292,6 +316,7 @@ impl Engine {
         let config_knowledge = config.knowledge_dir.clone();
         let config_db = config.data_dir.join(DB_FILE);
         Ok(Engine {
+            folders: Folders::new(&config.knowledge_dir, &config.more_folders),
             config,
             store: Mutex::new(store),
             reader: Mutex::new(Store::open(&config_db)?),
@@ -331,9 +356,22 @@ impl Engine {
         Retriever::new(self.passages(), &self.vectors, self)
     }
 
-    /// Answers to questions, in conversations.
+    /// Answers to questions from this collection, in its conversations.
     pub fn answerer(&self) -> Answerer<'_> {
-        Answerer { retriever: self.retriever(), conversations: self.conversations(), subjects: self, llm_rerank_cache: &self.llm_rerank_cache }
+        self.answerer_over(Box::new(self.retriever()))
+    }
+
+    /// Answers from what `retrieve` finds (e.g. [`Engine::across`] several
+    /// collections), kept in this collection's conversations.
+    pub fn answerer_over<'a>(&'a self, retrieve: Box<dyn Retrieve + 'a>) -> Answerer<'a> {
+        Answerer { retriever: retrieve, conversations: self.conversations(), subjects: self, llm_rerank_cache: &self.llm_rerank_cache }
+    }
+
+    /// Retrieval across this collection and `others`, each through its own
+    /// pipeline and decision, merged (passages name their collection).
+    pub fn across<'a>(&'a self, others: &[&'a Engine]) -> Federated<'a> {
+        let parts = std::iter::once(self).chain(others.iter().copied()).map(|e| (e.config.collection.clone(), e.retriever())).collect();
+        Federated { parts }
     }
 
     /// Photo identification against the collection's labels.
@@ -365,6 +403,11 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// The collection's folders: where its documents are and how their keys read.
+    pub fn folders(&self) -> &Folders {
+        &self.folders
     }
 
     /// The index's state as last committed (read on the reader connection:
@@ -542,7 +585,7 @@ impl Engine {
     /// The ingest pipeline over this engine's parts.
     fn ingest(&self) -> Ingest<'_> {
         Ingest {
-            knowledge_dir: &self.config.knowledge_dir,
+            folders: &self.folders,
             max_file_bytes: self.config.max_file_bytes,
             chunking: self.config.chunking,
             batch_size: self.config.embed.batch_size,
@@ -600,7 +643,7 @@ impl QueryModels for Engine {
 
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {
         let model = self.reader.lock().unwrap_or_else(|p| p.into_inner()).model().ok().flatten().map(|(id, _)| id).unwrap_or_default();
-        crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model)
+        crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model).shifted(self.config.strictness.threshold_shift())
     }
 }
 

@@ -149,6 +149,17 @@ impl Calibration {
             && self.cross_lingual.as_ref().is_none_or(|c| c.is_valid())
     }
 
+    /// This decision with both thresholds moved by `by` (a collection's
+    /// strictness: up refuses more, down answers more).
+    pub fn shifted(mut self, by: f32) -> Calibration {
+        if by != 0.0 {
+            self.answer_at = (self.answer_at + by).clamp(0.02, 0.98);
+            self.refuse_below = (self.refuse_below + by).clamp(0.01, self.answer_at);
+            self.cross_lingual = self.cross_lingual.map(|c| Box::new(c.shifted(by)));
+        }
+        self
+    }
+
     /// The decision for `signals`: the cross-lingual one when the question's
     /// passages are all in another language and there is one.
     pub fn for_signals(&self, signals: &Signals) -> &Calibration {

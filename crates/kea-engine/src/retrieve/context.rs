@@ -18,6 +18,9 @@ pub struct ContextBlock {
     pub page: Option<u32>,
     pub chunk_ids: Vec<i64>,
     pub text: String,
+    /// The collection, in results across several collections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
 }
 
 /// The assembled context.
@@ -62,6 +65,13 @@ pub fn of_hits(hits: &[super::Hit], token_budget: usize) -> Context {
     assemble(&chunks, token_budget)
 }
 
+/// `[S1] collection › source | heading | p.N`: a block's first line.
+fn block_header(label: &str, first: &ChunkRow) -> String {
+    let page = first.page.map(|p| format!(" | p.{p}")).unwrap_or_default();
+    let collection = first.collection.as_ref().map(|c| format!("{c} › ")).unwrap_or_default();
+    format!("[{label}] {collection}{} | {}{page}\n", first.source, first.heading_path)
+}
+
 /// Builds the context from chunks in rank order.
 pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     // Group adjacent chunks of the same source, in the order of their best hit.
@@ -69,7 +79,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     for hit in hits {
         let adjacent = groups
             .iter_mut()
-            .find(|g| g.iter().any(|c| c.source == hit.source && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path));
+            .find(|g| g.iter().any(|c| c.source == hit.source && c.collection == hit.collection && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path));
         match adjacent {
             Some(group) => group.push(hit),
             None => groups.push(vec![hit]),
@@ -92,8 +102,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
         }
         let label = format!("S{}", context.blocks.len() + 1);
         let first = group[0];
-        let page = first.page.map(|p| format!(" | p.{p}")).unwrap_or_default();
-        let header = format!("[{label}] {} | {}{page}\n", first.source, first.heading_path);
+        let header = block_header(&label, first);
         let mut body = String::new();
         let mut used = context.estimated_tokens + estimate_tokens(&header);
         for sentence in kept {
@@ -121,6 +130,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
             page: first.page,
             chunk_ids: group.iter().map(|c| c.id).collect(),
             text: body,
+            collection: first.collection.clone(),
         });
     }
     context
@@ -142,6 +152,7 @@ mod tests {
             byte_start: 0,
             byte_end: text.len(),
             text: text.into(),
+            collection: None,
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod answer_type;
 pub mod calibration;
 pub mod context;
+mod federated;
 mod passages;
 pub mod relevance;
 mod retriever;
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::rerank::Reranker;
 use crate::store::ChunkRow;
 pub use context::{Context, ContextBlock};
+pub use federated::{Federated, Retrieve};
 pub use passages::{LocalPassages, Passages};
 pub use relevance::{Reason, Relevance};
 pub use retriever::{QueryModels, Retriever};

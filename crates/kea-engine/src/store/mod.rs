@@ -430,6 +430,7 @@ impl Store {
                         byte_start: r.get::<_, i64>(7)? as usize,
                         byte_end: r.get::<_, i64>(8)? as usize,
                         text: r.get(9)?,
+                        collection: None,
                     })
                 })
                 .optional()?;
@@ -532,6 +533,7 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
             byte_start: c.byte_start,
             byte_end: c.byte_end,
             text: c.text.clone(),
+            collection: None,
         };
         delta.added.push(AddedVector { id: id as u64, vector: c.embedding.clone(), row, tokens });
     }

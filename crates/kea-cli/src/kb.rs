@@ -1,0 +1,186 @@
+//! `kea kb`: named collections — list, create, rename, re-point and
+//! configure, remove — over the engine's [`Library`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use kea_engine::collections::{language_warning, Collection, CollectionSettings, Library, Strictness};
+use kea_engine::settings::{Overrides, Settings};
+
+#[derive(Subcommand)]
+pub enum KbCommand {
+    /// The collections, their folders, index and settings.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A new collection over one or more folders (index it with `kea index --kb NAME`).
+    Create {
+        name: String,
+        /// A folder it reads (repeatable).
+        #[arg(long = "folder", value_name = "PATH", required = true)]
+        folders: Vec<PathBuf>,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a collection's folders or settings (what is not named stays).
+    Set {
+        name: String,
+        /// Its folders instead of the current ones (repeatable); documents are re-read.
+        #[arg(long = "folder", value_name = "PATH")]
+        folders: Vec<PathBuf>,
+        #[command(flatten)]
+        settings: SettingsArgs,
+    },
+    /// Rename a collection.
+    Rename { name: String, new_name: String },
+    /// Forget a collection; its folders are never touched. Its index is kept
+    /// (re-creating the collection reuses it) unless --delete-index.
+    Remove {
+        name: String,
+        /// Also delete the collection's index (the documents stay).
+        #[arg(long)]
+        delete_index: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A collection's own settings, as flags.
+#[derive(Args)]
+pub struct SettingsArgs {
+    /// The embedding model for its index (a local model id; a remote one
+    /// through --embed-url and --embed-model).
+    #[arg(long, value_name = "ID")]
+    embedder: Option<String>,
+    /// Chunk size in characters.
+    #[arg(long, value_name = "CHARS")]
+    chunk_chars: Option<usize>,
+    /// Characters repeated from one chunk into the next.
+    #[arg(long, value_name = "CHARS")]
+    chunk_overlap: Option<usize>,
+    /// The languages its documents are written in: zh, en.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    languages: Option<Vec<String>>,
+    /// Rerank with the cross-encoder: on or off.
+    #[arg(long, value_parser = ["on", "off"])]
+    rerank: Option<String>,
+    /// How readily it answers: lenient, balanced or strict.
+    #[arg(long, value_parser = ["lenient", "balanced", "strict"])]
+    strictness: Option<String>,
+}
+
+impl SettingsArgs {
+    /// `base` with what these flags name.
+    fn apply(&self, mut base: CollectionSettings, overrides: &Overrides) -> CollectionSettings {
+        if let Some(remote) = &overrides.remote_embedder {
+            base.remote_embedder = Some(remote.clone());
+            base.embedder = Some(remote.model_id());
+        } else if let Some(id) = &self.embedder {
+            base.embedder = Some(id.clone());
+            base.remote_embedder = None;
+        }
+        base.chunk_chars = self.chunk_chars.or(base.chunk_chars);
+        base.chunk_overlap = self.chunk_overlap.or(base.chunk_overlap);
+        if let Some(languages) = &self.languages {
+            base.languages = languages.iter().map(|l| l.trim().to_ascii_lowercase()).filter(|l| !l.is_empty()).collect();
+        }
+        if let Some(rerank) = &self.rerank {
+            base.rerank = Some(rerank == "on");
+        }
+        if let Some(strictness) = self.strictness.as_deref().and_then(Strictness::parse) {
+            base.strictness = strictness;
+        }
+        base
+    }
+}
+
+/// Runs a `kea kb` command over the collections of `data_dir`.
+pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, overrides: &Overrides, knowledge: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let mut library = Library::load(data_dir)?;
+    match which {
+        KbCommand::List { json } => list(&library, settings, overrides, knowledge, *json),
+        KbCommand::Create { name, folders, settings: args, json } => {
+            let collection = library.create(name, folders, args.apply(CollectionSettings::default(), overrides))?;
+            warn_about_languages(&library, &collection, settings, overrides);
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&described(&library, &collection, settings, overrides))?);
+            } else {
+                println!("created '{}' over {} (index it: kea index --kb '{}')", collection.name, folder_list(&collection), collection.name);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KbCommand::Set { name, folders, settings: args } => {
+            if !folders.is_empty() {
+                library.set_folders(name, folders)?;
+            }
+            let current = library.resolve(std::slice::from_ref(name), settings, None)?.remove(0);
+            library.set_settings(&current.name, args.apply(current.settings.clone(), overrides))?;
+            let updated = library.resolve(std::slice::from_ref(name), settings, None)?.remove(0);
+            warn_about_languages(&library, &updated, settings, overrides);
+            println!("updated '{}'", updated.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        KbCommand::Rename { name, new_name } => {
+            library.rename(name, new_name)?;
+            println!("renamed '{name}' to '{}'", new_name.trim());
+            Ok(ExitCode::SUCCESS)
+        }
+        KbCommand::Remove { name, delete_index, json } => {
+            let removed = library.remove(name, *delete_index)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&removed)?);
+            } else if removed.index_deleted {
+                println!("removed '{}' and deleted its index; its folders are untouched", removed.name);
+            } else {
+                println!("removed '{}'; its folders are untouched and its index stays in {}", removed.name, removed.index_dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn folder_list(collection: &Collection) -> String {
+    collection.folders.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// A collection as `kea kb list --json` shows it.
+fn described(library: &Library, collection: &Collection, settings: &Settings, overrides: &Overrides) -> serde_json::Value {
+    let config = library.engine_config(collection, settings, overrides);
+    let indexed = kea_engine::Engine::indexed_model(&config.data_dir).ok().flatten();
+    serde_json::json!({
+        "name": collection.name,
+        "default": collection.is_default(),
+        "folders": collection.folders,
+        "index_dir": config.data_dir,
+        "indexed_model": indexed,
+        "embedder": indexed.clone().unwrap_or_else(|| config.model_id.clone()),
+        "settings": collection.settings,
+        "warning": language_warning(collection, &config),
+    })
+}
+
+fn warn_about_languages(library: &Library, collection: &Collection, settings: &Settings, overrides: &Overrides) {
+    if let Some(warning) = language_warning(collection, &library.engine_config(collection, settings, overrides)) {
+        eprintln!("kea: warning: {warning}");
+    }
+}
+
+fn list(library: &Library, settings: &Settings, overrides: &Overrides, knowledge: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let all: Vec<serde_json::Value> = library.list(settings, knowledge).iter().map(|c| described(library, c, settings, overrides)).collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for c in &all {
+        let folders: Vec<&str> = c["folders"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).collect();
+        println!("{}  ({})  {}", c["name"].as_str().unwrap_or_default(), c["embedder"].as_str().unwrap_or_default(), folders.join(", "));
+        if let Some(warning) = c["warning"].as_str() {
+            println!("    warning: {warning}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
