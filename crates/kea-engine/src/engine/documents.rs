@@ -5,7 +5,6 @@
 
 use std::path::{Component, Path, PathBuf};
 
-
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::import::{ImportProgress, ImportReport};

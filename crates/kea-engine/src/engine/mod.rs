@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::chat::{Answerer, Conversations};
 use crate::chunk::ChunkConfig;
-use crate::collections::Strictness;
 use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::extract::Ocr;
@@ -21,6 +20,7 @@ use crate::progress::CancelToken;
 use crate::reader::ReaderProcess;
 use crate::remote_embed::{HttpEmbedder, RemoteEmbedConfig, REMOTE_PREFIX};
 use crate::rerank::{CrossEncoder, RerankCache, Reranker};
+use crate::retrieve::calibration::Strictness;
 use crate::retrieve::{Federated, LocalPassages, Passages, QueryModels, Retrieve, Retriever};
 use crate::store::{DocRecord, Store};
 use crate::team::{MilvusIndex, Team, TeamConfig, TeamPassages};
@@ -31,6 +31,10 @@ pub use indexer::Indexer;
 
 mod documents;
 mod indexer;
+
+/// The collection every data folder has: its own index over the knowledge
+/// folder the settings name (see [`crate::collections`]).
+pub const DEFAULT_COLLECTION: &str = "default";
 
 /// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
 #[derive(Debug, Clone)]
@@ -95,7 +99,7 @@ impl EngineConfig {
             vector_backend: VectorBackend::default(),
             team: None,
             more_folders: Vec::new(),
-            collection: crate::collections::DEFAULT_COLLECTION.to_string(),
+            collection: DEFAULT_COLLECTION.to_string(),
             strictness: Strictness::default(),
         }
     }

@@ -58,6 +58,42 @@ pub struct FitReport {
     pub test: Option<(OutcomeRates, OutcomeRates)>,
 }
 
+/// How readily a collection answers: the relevance decision's thresholds
+/// move up (strict: more refusals, fewer wrong answers) or down (lenient).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strictness {
+    Lenient,
+    #[default]
+    Balanced,
+    Strict,
+}
+
+impl Strictness {
+    pub const ALL: [Strictness; 3] = [Strictness::Lenient, Strictness::Balanced, Strictness::Strict];
+
+    /// How far the answer and refusal thresholds move (probability).
+    pub fn threshold_shift(self) -> f32 {
+        match self {
+            Strictness::Lenient => -0.1,
+            Strictness::Balanced => 0.0,
+            Strictness::Strict => 0.1,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strictness::Lenient => "lenient",
+            Strictness::Balanced => "balanced",
+            Strictness::Strict => "strict",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Strictness> {
+        Strictness::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
 /// A fitted decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {

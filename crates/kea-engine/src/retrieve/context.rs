@@ -72,14 +72,17 @@ fn block_header(label: &str, first: &ChunkRow) -> String {
     format!("[{label}] {collection}{} | {}{page}\n", first.source, first.heading_path)
 }
 
+/// Whether two chunks are next to each other in one document under one heading.
+fn neighbours(a: &ChunkRow, b: &ChunkRow) -> bool {
+    a.source == b.source && a.collection == b.collection && a.chunk_index.abs_diff(b.chunk_index) == 1 && a.heading_path == b.heading_path
+}
+
 /// Builds the context from chunks in rank order.
 pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     // Group adjacent chunks of the same source, in the order of their best hit.
     let mut groups: Vec<Vec<&ChunkRow>> = Vec::new();
     for hit in hits {
-        let adjacent = groups
-            .iter_mut()
-            .find(|g| g.iter().any(|c| c.source == hit.source && c.collection == hit.collection && c.chunk_index.abs_diff(hit.chunk_index) == 1 && c.heading_path == hit.heading_path));
+        let adjacent = groups.iter_mut().find(|g| g.iter().any(|c| neighbours(c, hit)));
         match adjacent {
             Some(group) => group.push(hit),
             None => groups.push(vec![hit]),

@@ -122,7 +122,8 @@ mod tests {
             reasons: vec![],
             reason: String::new(),
         };
-        let trace = Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None, passages: vec![] };
+        let trace =
+            Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None, passages: vec![] };
         (collection.into(), Retrieval { hits, context: Default::default(), trace, relevance })
     }
 
@@ -132,7 +133,8 @@ mod tests {
 
     #[test]
     fn a_refusing_collection_adds_nothing_and_the_confident_one_decides() {
-        let merged = merge(vec![result("b", Outcome::Refused, 0.1, &[0.9, 0.8]), result("a", Outcome::Answered, 0.8, &[0.5, 0.2])], &RetrievalConfig::default());
+        let merged =
+            merge(vec![result("b", Outcome::Refused, 0.1, &[0.9, 0.8]), result("a", Outcome::Answered, 0.8, &[0.5, 0.2])], &RetrievalConfig::default());
         assert_eq!(sources(&merged), ["a-0.md", "a-1.md"]);
         assert_eq!(merged.relevance.outcome, Outcome::Answered);
         assert_eq!(merged.context.blocks.len(), 2);
@@ -141,7 +143,8 @@ mod tests {
 
     #[test]
     fn answering_collections_interleave_by_their_confidence_and_each_passage_keeps_its_collection() {
-        let merged = merge(vec![result("a", Outcome::Answered, 0.9, &[4.0, 1.0]), result("b", Outcome::Unsure, 0.6, &[0.3, 0.25])], &RetrievalConfig::default());
+        let merged =
+            merge(vec![result("a", Outcome::Answered, 0.9, &[4.0, 1.0]), result("b", Outcome::Unsure, 0.6, &[0.3, 0.25])], &RetrievalConfig::default());
         assert_eq!(sources(&merged), ["a-0.md", "b-0.md", "b-1.md", "a-1.md"]);
         assert_eq!(merged.context.blocks.iter().map(|b| b.collection.as_deref().unwrap()).collect::<Vec<_>>(), ["a", "b", "b", "a"]);
     }

