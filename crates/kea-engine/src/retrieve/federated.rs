@@ -102,7 +102,13 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &score)| Hit {
-                chunk: ChunkRow { id: i as i64, source: format!("{collection}-{i}.md"), collection: Some(collection.into()), ..Default::default() },
+                chunk: ChunkRow {
+                    id: i as i64,
+                    source: format!("{collection}-{i}.md"),
+                    text: format!("Passage {i} of {collection}."),
+                    collection: Some(collection.into()),
+                    ..Default::default()
+                },
                 score,
                 dense: None,
                 sparse: None,
