@@ -25,6 +25,8 @@ mod hub;
 mod identify;
 #[path = "integration/index.rs"]
 mod index;
+#[path = "integration/keakb.rs"]
+mod keakb;
 #[path = "integration/keys.rs"]
 mod keys;
 #[path = "integration/locks.rs"]

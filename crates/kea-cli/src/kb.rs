@@ -1,11 +1,13 @@
 //! `kea kb`: named collections — list, create, rename, re-point and
 //! configure, remove — over the engine's [`Library`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use kea_engine::collections::{language_warning, Collection, CollectionSettings, Library, Strictness};
+use kea_engine::keakb::ImportTarget;
+use kea_engine::model::ModelPaths;
 use kea_engine::settings::{Overrides, Settings};
 
 #[derive(Subcommand)]
@@ -34,6 +36,30 @@ pub enum KbCommand {
         folders: Vec<PathBuf>,
         #[command(flatten)]
         settings: SettingsArgs,
+    },
+    /// Write a collection to one .keakb file (its index, settings and, with
+    /// --with-files, its documents) to move or share it.
+    Export {
+        name: String,
+        file: PathBuf,
+        /// Include the source documents.
+        #[arg(long)]
+        with_files: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add the collection in a .keakb file (checked before anything is written).
+    Import {
+        file: PathBuf,
+        /// Its name here (default: the one it was exported with).
+        #[arg(long)]
+        name: Option<String>,
+        /// Where its documents go, when the file holds them (a new or empty
+        /// folder; default: Documents/<name>).
+        #[arg(long, value_name = "DIR")]
+        folder: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Rename a collection.
     Rename { name: String, new_name: String },
@@ -124,6 +150,18 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             println!("updated '{}'", updated.name);
             Ok(ExitCode::SUCCESS)
         }
+        KbCommand::Export { name, file, with_files, json } => {
+            let collection = library.resolve(std::slice::from_ref(name), settings, knowledge)?.remove(0);
+            let engine = crate::open_engine(library.engine_config(&collection, settings, overrides))?;
+            let exported = kea_engine::keakb::export(&engine, &collection, file, *with_files)?;
+            print(&exported, *json, || {
+                format!("wrote {} ({} documents, {} files, {:.1} MB)", exported.file.display(), exported.documents, exported.files, exported.bytes as f64 / 1e6)
+            })
+        }
+        KbCommand::Import { file, name, folder, json } => {
+            let config = settings.engine_config_with(settings.knowledge_dir(knowledge), data_dir.to_path_buf(), overrides);
+            import(&mut library, file, name.as_deref(), folder.clone(), &config.model_paths, *json)
+        }
         KbCommand::Rename { name, new_name } => {
             library.rename(name, new_name)?;
             println!("renamed '{name}' to '{}'", new_name.trim());
@@ -141,6 +179,34 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `kea kb import`: the documents go to `folder`, else `Documents/<name>`.
+fn import(library: &mut Library, file: &Path, name: Option<&str>, folder: Option<PathBuf>, model_paths: &ModelPaths, json: bool) -> anyhow::Result<ExitCode> {
+    let folder = match folder {
+        Some(folder) => folder,
+        None => {
+            kea_engine::settings::default_knowledge_dir().with_file_name(name.map_or_else(|| kea_engine::keakb::archive_name(file), |n| Ok(n.to_string()))?)
+        }
+    };
+    let imported = kea_engine::keakb::import(library, file, &ImportTarget { name, folder: Some(&folder), model_paths })?;
+    if !imported.embedder_available {
+        eprintln!(
+            "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb '{}' index --embedding-model ID --reembed",
+            imported.embedder, imported.embedder, imported.name
+        );
+    }
+    print(&imported, json, || format!("imported '{}' ({} documents) into {}", imported.name, imported.documents, imported.index_dir.display()))
+}
+
+/// Prints `value` as JSON, or the sentence `text` makes.
+fn print(value: &impl serde::Serialize, json: bool, text: impl FnOnce() -> String) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        println!("{}", text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn folder_list(collection: &Collection) -> String {

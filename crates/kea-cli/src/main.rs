@@ -125,7 +125,12 @@ enum Command {
     },
     /// Search the index.
     Search {
-        query: String,
+        #[arg(required_unless_present = "queries")]
+        query: Option<String>,
+        /// Search every question of a file instead (a golden set's JSONL, or
+        /// one question a line); --json prints [{query, hits}].
+        #[arg(long, value_name = "FILE", conflicts_with = "query")]
+        queries: Option<PathBuf>,
         #[arg(long, default_value_t = 5)]
         top_k: usize,
         /// dense (embeddings), fts (BM25), or hybrid (the full pipeline).
@@ -373,7 +378,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status { json } => status(configs(&cli, &settings)?, *json),
         Command::Remove { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.delete(key, sink, cancel)),
         Command::Reindex { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.reindex(key, sink, cancel)),
-        Command::Search { query, top_k, mode, config: file, trace, json } => {
+        Command::Search { query, queries, top_k, mode, config: file, trace, json } => {
             let mode = match mode {
                 Mode::Dense => SearchMode::Dense,
                 Mode::Fts => SearchMode::Fts,
@@ -386,7 +391,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(file) = file {
                 retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
             }
-            search::run(configs(&cli, &settings)?, query, &retrieval, *trace, *json)
+            match (query, queries) {
+                (Some(query), _) => search::run(configs(&cli, &settings)?, query, &retrieval, *trace, *json),
+                (None, Some(file)) => search::run_file(configs(&cli, &settings)?, file, &retrieval, *json),
+                (None, None) => anyhow::bail!("name a query or --queries FILE"),
+            }
         }
         Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, json, .. } => {
             search::calibrate(config()?, golden, &settings.retrieval, (*lexical, *folds, *cross_lingual), out.as_deref(), *json)

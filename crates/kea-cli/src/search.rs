@@ -8,14 +8,43 @@ use kea_engine::eval::{load_golden, EvalResult, FitScope, Metrics};
 use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
-/// `kea search` over one collection, or several (`--kb`), merged.
-pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
-    let result = match engines.split_first() {
+/// Retrieves `query` in one collection, or across several (merged).
+fn retrieve(engines: &[kea_engine::Engine], query: &str, retrieval: &RetrievalConfig) -> anyhow::Result<Retrieval> {
+    Ok(match engines.split_first() {
         Some((only, [])) => only.retriever().retrieve(query, retrieval)?,
         Some((first, rest)) => first.across(&rest.iter().collect::<Vec<_>>()).retrieve(query, retrieval)?,
         None => anyhow::bail!("no collection to search"),
+    })
+}
+
+/// `kea search --queries FILE`: every question of a golden set (JSONL) or
+/// of a plain list (a question a line), in one process.
+pub fn run_file(configs: Vec<EngineConfig>, file: &std::path::Path, retrieval: &RetrievalConfig, json: bool) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+    let questions: Vec<String> = match kea_engine::eval::parse_golden(&text, &file.display().to_string()) {
+        Ok(items) => items.into_iter().map(|item| item.query).collect(),
+        Err(_) => text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),
     };
+    let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut results = Vec::with_capacity(questions.len());
+    for question in &questions {
+        let result = retrieve(&engines, question, retrieval)?;
+        if !json {
+            let top = result.hits.first().map_or_else(|| "no results".to_string(), |h| format!("{} | {}", h.chunk.source, h.chunk.heading_path));
+            println!("{question}\n  → {top}");
+        }
+        results.push(serde_json::json!({ "query": question, "hits": result.hits.iter().map(hit_json).collect::<Vec<_>>() }));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kea search` over one collection, or several (`--kb`), merged.
+pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
+    let result = retrieve(&engines, query, retrieval)?;
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
         let out = if trace { serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace }) } else { serde_json::json!(hits) };

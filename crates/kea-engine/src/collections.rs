@@ -272,16 +272,48 @@ impl Library {
         Ok(chosen)
     }
 
-    /// Registers a new collection over `folders` (nothing is indexed yet).
-    pub fn create(&mut self, name: &str, folders: &[PathBuf], settings: CollectionSettings) -> Result<Collection> {
+    /// `name` checked, and free: no collection is called so.
+    pub fn check_new_name(&self, name: &str) -> Result<String> {
         let name = checked_name(name)?;
         if name.eq_ignore_ascii_case(DEFAULT_COLLECTION) || self.collections.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) {
-            return Err(Error::InvalidInput(format!("a collection called '{name}' exists already")));
+            return Err(Error::InvalidInput(format!("a collection called '{name}' exists already: choose another name")));
         }
+        Ok(name)
+    }
+
+    /// Registers a new collection over `folders` (nothing is indexed yet).
+    pub fn create(&mut self, name: &str, folders: &[PathBuf], settings: CollectionSettings) -> Result<Collection> {
+        let name = self.check_new_name(name)?;
         settings.validate()?;
         let folders = checked_folders(folders, &self.data_dir)?;
         let taken: Vec<&str> = self.collections.iter().map(|c| c.dir.as_str()).collect();
         let collection = Collection { dir: index_dir_for(&name, &taken), name, folders, settings };
+        self.collections.push(collection.clone());
+        self.save()?;
+        Ok(collection)
+    }
+
+    /// A new, empty folder beside the collections' indexes, for unpacking
+    /// one (on the same disk, so it can be renamed into place).
+    pub(crate) fn staging_dir(&self) -> Result<PathBuf> {
+        let root = self.data_dir.join(COLLECTIONS_DIR);
+        std::fs::create_dir_all(&root).map_err(|e| Error::io(format!("creating {}", root.display()), e))?;
+        let dir = tempfile::Builder::new().prefix(".importing-").tempdir_in(&root).map_err(|e| Error::io("making a staging folder", e))?;
+        Ok(dir.keep())
+    }
+
+    /// Registers a collection whose index is ready in `index` (moved into
+    /// place under a folder name no index uses yet).
+    pub(crate) fn adopt(&mut self, name: &str, index: &Path, folders: Vec<PathBuf>, settings: CollectionSettings) -> Result<Collection> {
+        let name = self.check_new_name(name)?;
+        let mut taken: Vec<String> = self.collections.iter().map(|c| c.dir.clone()).collect();
+        let root = self.data_dir.join(COLLECTIONS_DIR);
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            taken.extend(entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()));
+        }
+        let dir = index_dir_for(&name, &taken.iter().map(String::as_str).collect::<Vec<_>>());
+        std::fs::rename(index, root.join(&dir)).map_err(|e| Error::io(format!("moving the index into {}", root.display()), e))?;
+        let collection = Collection { name, dir, folders, settings };
         self.collections.push(collection.clone());
         self.save()?;
         Ok(collection)
@@ -362,7 +394,12 @@ impl Library {
     /// collection's own folders, index folder and settings. An embedder
     /// named by a flag wins over the collection's.
     pub fn engine_config(&self, collection: &Collection, settings: &Settings, overrides: &Overrides) -> EngineConfig {
-        let primary = collection.folders.first().cloned().unwrap_or_else(|| settings.knowledge_dir(None));
+        // A collection imported without its documents has no folder (never the app's).
+        let primary = match collection.folders.first() {
+            Some(folder) => folder.clone(),
+            None if collection.is_default() => settings.knowledge_dir(None),
+            None => PathBuf::new(),
+        };
         let mut config = settings.engine_config_with(primary, self.data_dir.clone(), overrides);
         config.more_folders = collection.folders.iter().skip(1).cloned().collect();
         config.collection = collection.name.clone();

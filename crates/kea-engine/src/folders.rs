@@ -3,11 +3,17 @@
 //! folder is mounted under its own name and a key reads
 //! `<folder name>/<relative path>`, so keys stay unique and readable. The
 //! first folder is the primary one: its `kea.toml` describes the
-//! collection and dropped files are copied into it.
+//! collection and dropped files are copied into it. A collection imported
+//! without its documents has no folder: it is searched as it is and never
+//! synced (a sync of no folder would drop every document).
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// Why a collection without a folder is not synced.
+pub const NO_FOLDER: &str =
+    "this collection has no folder (it was imported without its documents): it is searched as it is; give it one with `kea kb set NAME --folder DIR`";
 use crate::scan::{relative_key, scan, scan_under, Listing};
 
 /// The folders of one index, each with its mount name (empty when alone).
@@ -20,6 +26,9 @@ impl Folders {
     /// `primary` and any `more` folders, mounted under their names
     /// (a repeated name gets ` (2)`, ` (3)`…).
     pub fn new(primary: &Path, more: &[PathBuf]) -> Folders {
+        if primary.as_os_str().is_empty() && more.is_empty() {
+            return Folders { mounts: Vec::new() };
+        }
         if more.is_empty() {
             return Folders { mounts: vec![(String::new(), primary.to_path_buf())] };
         }
@@ -38,9 +47,9 @@ impl Folders {
         Folders { mounts }
     }
 
-    /// The collection's first folder.
-    pub fn primary(&self) -> &Path {
-        &self.mounts[0].1
+    /// The collection's first folder (`None`: it has none).
+    pub fn primary(&self) -> Option<&Path> {
+        self.mounts.first().map(|(_, root)| root.as_path())
     }
 
     pub fn roots(&self) -> impl Iterator<Item = &Path> {
@@ -50,8 +59,10 @@ impl Folders {
     /// Every supported file of every folder. A single folder that is missing
     /// is an error; one of several is listed as unreadable (its documents are kept).
     pub fn scan(&self) -> Result<Listing> {
-        if let [(_, root)] = self.mounts.as_slice() {
-            return scan(root);
+        match self.mounts.as_slice() {
+            [] => return Err(Error::InvalidInput(NO_FOLDER.into())),
+            [(_, root)] => return scan(root),
+            _ => {}
         }
         let mut all = Listing::default();
         for (mount, root) in &self.mounts {
@@ -163,5 +174,7 @@ mod tests {
         assert_eq!(listing.files.len(), 1);
         assert!(listing.hides("gone/old.md") && !listing.hides("here/a.md"));
         assert!(Folders::new(&gone, &[]).scan().is_err());
+        let none = Folders::new(Path::new(""), &[]);
+        assert!(none.primary().is_none() && none.scan().unwrap_err().to_string().contains("no folder"));
     }
 }

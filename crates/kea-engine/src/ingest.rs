@@ -397,7 +397,8 @@ impl Ingest<'_> {
     /// returns the problem for the report. A changed profile (or chunk
     /// format) marks every document to be read again.
     fn reload_profile(&self) -> Result<Option<String>> {
-        let (profile, problem) = match Profile::load(self.folders.primary()) {
+        let loaded = self.folders.primary().map_or_else(|| Ok(Profile::default()), Profile::load);
+        let (profile, problem) = match loaded {
             Ok(profile) => (profile, None),
             Err(message) => (self.profile(), Some(message)),
         };

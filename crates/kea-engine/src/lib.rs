@@ -17,6 +17,7 @@ pub mod frontmatter;
 pub mod identify;
 pub mod import;
 mod ingest;
+pub mod keakb;
 pub mod labels;
 pub mod language;
 pub mod model;

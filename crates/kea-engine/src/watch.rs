@@ -179,5 +179,5 @@ fn is_relevant(folders: &crate::folders::Folders, path: &Path) -> bool {
 
 /// The collection's `kea.toml` (in its first folder).
 fn is_profile(folders: &crate::folders::Folders, path: &Path) -> bool {
-    path.strip_prefix(folders.primary()).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
+    folders.primary().and_then(|primary| path.strip_prefix(primary).ok()).is_some_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
 }

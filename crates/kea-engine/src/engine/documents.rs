@@ -81,7 +81,8 @@ impl Documents<'_> {
     /// Copies `sources` (files or folders) into the knowledge folder,
     /// telling `on_copied` after each file (see [`crate::import`]).
     pub fn import(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
-        crate::import::import_into(self.engine.folders().primary(), self.engine.config().max_file_bytes, sources, on_copied)
+        let folder = self.engine.folders().primary().ok_or_else(|| Error::InvalidInput(crate::folders::NO_FOLDER.into()))?;
+        crate::import::import_into(folder, self.engine.config().max_file_bytes, sources, on_copied)
     }
 }
 

@@ -28,6 +28,12 @@ impl Indexer<'_> {
         self.sync_scope(&SyncScope::Paths(paths.to_vec()), sink, cancel)
     }
 
+    /// A consistent copy of the index's store at `dest` (documents, chunks,
+    /// vectors; no conversations), taken while indexing may go on.
+    pub fn snapshot(&self, dest: &std::path::Path) -> Result<()> {
+        self.engine.reader.lock().unwrap_or_else(|p| p.into_inner()).export_copy(dest)
+    }
+
     /// Stops the index run in progress, whoever started it (the watcher, the
     /// app, a document's re-index), after the file or batch at hand.
     pub fn cancel(&self) {

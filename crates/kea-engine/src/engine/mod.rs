@@ -317,10 +317,11 @@ impl Engine {
                 (vectors, rebuilt, None)
             }
         };
-        let config_knowledge = config.knowledge_dir.clone();
+        let folders = Folders::new(&config.knowledge_dir, &config.more_folders);
+        let profile = folders.primary().and_then(|primary| crate::profile::Profile::load(primary).ok()).unwrap_or_default();
         let config_db = config.data_dir.join(DB_FILE);
         Ok(Engine {
-            folders: Folders::new(&config.knowledge_dir, &config.more_folders),
+            folders,
             config,
             store: Mutex::new(store),
             reader: Mutex::new(Store::open(&config_db)?),
@@ -339,7 +340,7 @@ impl Engine {
             model_languages,
             llm_rerank_cache: Default::default(),
             names: Mutex::new(None),
-            profile: RwLock::new(crate::profile::Profile::load(&config_knowledge).unwrap_or_default()),
+            profile: RwLock::new(profile),
             team,
         })
     }

@@ -156,6 +156,15 @@ impl Store {
         Self::init(conn)
     }
 
+    /// A consistent copy of the store at `dest` to share: its documents,
+    /// chunks, full text and vectors, without conversations or team state.
+    pub fn export_copy(&self, dest: &Path) -> Result<()> {
+        self.conn.execute("VACUUM INTO ?1", [dest.to_string_lossy()])?;
+        let copy = Connection::open(dest)?;
+        copy.execute_batch("DELETE FROM messages; DELETE FROM conversations; DELETE FROM meta WHERE key LIKE 'team.%'; VACUUM;")?;
+        Ok(())
+    }
+
     /// An in-memory store, for tests.
     pub fn open_in_memory() -> Result<Store> {
         Self::init(Connection::open_in_memory()?)

@@ -1,0 +1,352 @@
+//! `.keakb`: one collection as one file, to move or share it. A zip archive
+//! of `manifest.json` (format version, embedder and dimension, settings,
+//! the documents with their hashes, every other entry's size and BLAKE3),
+//! `index/kea.sqlite3` (a consistent copy of the store: documents, chunks,
+//! full text and the exact vectors — no conversations; the vector index is
+//! derived and rebuilt at the first open) and, optionally, `files/<key>`
+//! (the source documents). Import trusts nothing in the archive: entry
+//! names come from a fixed set or are checked document keys, declared
+//! sizes are capped, every entry is checked against the manifest's size
+//! and hash, and everything is unpacked into a staging folder that
+//! becomes the collection only when all of it passed — a refused archive
+//! leaves nothing behind.
+
+use std::io::{Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::collections::{Collection, CollectionSettings, Library};
+use crate::error::{Error, Result};
+use crate::Engine;
+
+/// The file extension of an exported collection.
+pub const EXTENSION: &str = "keakb";
+const FORMAT: &str = "kea-collection";
+const VERSION: u32 = 1;
+const MANIFEST: &str = "manifest.json";
+const STORE_ENTRY: &str = "index/kea.sqlite3";
+const FILES_PREFIX: &str = "files/";
+/// No entry may declare more (a 1M-chunk store is ~4.3 GB).
+const MAX_ENTRY_BYTES: u64 = 8 << 30;
+const MAX_TOTAL_BYTES: u64 = 32 << 30;
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+const MAX_ENTRIES: usize = 200_000;
+
+/// What the archive says it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    pub name: String,
+    /// The embedding model of the vectors, and their dimension.
+    pub embedder: String,
+    pub dim: usize,
+    /// The collection's settings (a remote embedder's key is never exported).
+    pub settings: CollectionSettings,
+    pub documents: Vec<ManifestDocument>,
+    /// Every entry but the manifest: its name, size and BLAKE3.
+    pub entries: Vec<ManifestEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestDocument {
+    pub path: String,
+    pub size: u64,
+    pub content_hash: Option<String>,
+    pub chunks: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    pub name: String,
+    pub bytes: u64,
+    pub blake3: String,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exported {
+    pub file: PathBuf,
+    pub documents: usize,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// What an import made.
+#[derive(Debug, Clone, Serialize)]
+pub struct Imported {
+    pub name: String,
+    pub index_dir: PathBuf,
+    /// Where the source documents were unpacked (`None`: exported without them).
+    pub folder: Option<PathBuf>,
+    pub documents: usize,
+    pub embedder: String,
+    /// Whether its embedder is here; if not, searching needs it installed or
+    /// the collection re-embedded with another (`kea index --kb … --embedding-model … --reembed`).
+    pub embedder_available: bool,
+}
+
+fn bad_archive(file: &Path, why: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!("{} is not a usable Kea collection file: {why}", file.display()))
+}
+
+/// Writes `collection` (open as `engine`) to `dest`, with its source files when `with_files`.
+pub fn export(engine: &Engine, collection: &Collection, dest: &Path, with_files: bool) -> Result<Exported> {
+    if dest.exists() {
+        return Err(Error::InvalidInput(format!("{} exists already: choose another file", dest.display())));
+    }
+    let staging = tempfile::tempdir().map_err(|e| Error::io("making a scratch folder", e))?;
+    let store_copy = staging.path().join("kea.sqlite3");
+    engine.indexer().snapshot(&store_copy)?;
+    let status = engine.status()?;
+    let (embedder, dim) = (status.model_id.clone().unwrap_or_default(), status.dim.unwrap_or_default());
+    let documents: Vec<ManifestDocument> = status
+        .documents
+        .iter()
+        .filter(|d| d.kind.is_some())
+        .map(|d| ManifestDocument { path: d.path.clone(), size: d.size, content_hash: d.content_hash.clone(), chunks: d.chunk_count })
+        .collect();
+    let mut sources = vec![(STORE_ENTRY.to_string(), store_copy)];
+    if with_files {
+        for doc in &documents {
+            // Only files that are still where the index says (inside the collection's folders).
+            if let Ok(path) = engine.documents().path(&doc.path) {
+                sources.push((format!("{FILES_PREFIX}{}", doc.path), path));
+            }
+        }
+    }
+    let mut settings = collection.settings.clone();
+    if let Some(remote) = settings.remote_embedder.as_mut() {
+        remote.api_key = None;
+    }
+    // The default collection travels under its folder's name ("default" is every data folder's own).
+    let name = match (collection.is_default(), engine.folders().primary().and_then(Path::file_name)) {
+        (true, Some(folder)) => folder.to_string_lossy().into_owned(),
+        _ => collection.name.clone(),
+    };
+    let manifest = Manifest { format: FORMAT.into(), version: VERSION, name, embedder, dim, settings, documents, entries: Vec::new() };
+    write_archive(dest, manifest, &sources)
+}
+
+/// Zips `sources` and the manifest (with their sizes and hashes) into
+/// `dest`, through a temporary file renamed at the end.
+fn write_archive(dest: &Path, mut manifest: Manifest, sources: &[(String, PathBuf)]) -> Result<Exported> {
+    let partial = dest.with_extension("keakb-partial");
+    let io = |e: std::io::Error| Error::io(format!("writing {}", partial.display()), e);
+    let zip_error = |e: zip::result::ZipError| Error::io(format!("writing {}", partial.display()), std::io::Error::other(e));
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&partial).map_err(io)?);
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
+    for (name, path) in sources {
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        zip.start_file(name.as_str(), options).map_err(zip_error)?;
+        let (bytes, hash) = copy_hashing(&mut file, &mut zip, u64::MAX).map_err(io)?;
+        manifest.entries.push(ManifestEntry { name: name.clone(), bytes, blake3: hash });
+    }
+    zip.start_file(MANIFEST, options).map_err(zip_error)?;
+    let text = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    zip.write_all(&text).map_err(io)?;
+    zip.finish().map_err(zip_error)?.sync_all().map_err(io)?;
+    std::fs::rename(&partial, dest).map_err(io)?;
+    let bytes = std::fs::metadata(dest).map_err(io)?.len();
+    let files = sources.len() - 1;
+    Ok(Exported { file: dest.to_path_buf(), documents: manifest.documents.len(), files, bytes })
+}
+
+/// Copies at most `limit` bytes from `from` to `to`, hashing them; returns
+/// the count and the hash (a source longer than `limit` stops at `limit + 1`).
+fn copy_hashing(from: &mut impl Read, to: &mut impl Write, limit: u64) -> std::io::Result<(u64, String)> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut total = 0u64;
+    let mut limited = from.take(limit.saturating_add(1));
+    loop {
+        let n = limited.read(&mut buffer)?;
+        if n == 0 {
+            return Ok((total, hasher.finalize().to_hex().to_string()));
+        }
+        hasher.update(&buffer[..n]);
+        to.write_all(&buffer[..n])?;
+        total += n as u64;
+    }
+}
+
+/// Whether `name` is an entry an archive may hold: the manifest, the
+/// store, or `files/` + a document key (plain components, a kind Kea reads).
+fn allowed_entry(name: &str) -> bool {
+    if name == MANIFEST || name == STORE_ENTRY {
+        return true;
+    }
+    let Some(key) = name.strip_prefix(FILES_PREFIX) else { return false };
+    let path = Path::new(key);
+    !key.is_empty() && !key.contains('\\') && path.components().all(|c| matches!(c, Component::Normal(_))) && crate::extract::DocKind::from_path(path).is_some()
+}
+
+/// Where to unpack an archive, and what to call the collection.
+pub struct ImportTarget<'a> {
+    /// The collection's name (default: the one in the archive).
+    pub name: Option<&'a str>,
+    /// Where its source files go, when it has them (must be missing or empty).
+    pub folder: Option<&'a Path>,
+    pub model_paths: &'a crate::model::ModelPaths,
+}
+
+/// The name a collection file was exported with (its manifest checked as on import).
+pub fn archive_name(archive: &Path) -> Result<String> {
+    let file = std::fs::File::open(archive).map_err(|e| Error::io(format!("reading {}", archive.display()), e))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad_archive(archive, e))?;
+    declared_entries(&mut zip, archive)?;
+    Ok(read_manifest(&mut zip, archive)?.name)
+}
+
+/// A staging folder removed on drop unless kept.
+struct Staging(Option<PathBuf>);
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Adds the collection in `archive` to `library` (checked as the module says).
+pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> Result<Imported> {
+    let file = std::fs::File::open(archive).map_err(|e| Error::io(format!("reading {}", archive.display()), e))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad_archive(archive, e))?;
+    let declared = declared_entries(&mut zip, archive)?;
+    let manifest = read_manifest(&mut zip, archive)?;
+    check_manifest(&manifest, &declared, archive)?;
+    let name = library.check_new_name(target.name.unwrap_or(&manifest.name))?;
+    let has_files = manifest.entries.iter().any(|e| e.name.starts_with(FILES_PREFIX));
+    let folder = match (has_files, target.folder) {
+        (false, _) => None,
+        (true, None) => return Err(Error::InvalidInput("this collection file holds its documents: name a folder to put them in".into())),
+        (true, Some(folder)) if folder.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
+            return Err(Error::InvalidInput(format!("{} is not empty: name a new or empty folder for the documents", folder.display())))
+        }
+        (true, Some(folder)) => Some(std::path::absolute(folder).map_err(|e| Error::io("resolving the folder", e))?),
+    };
+    let staging = Staging(Some(library.staging_dir()?));
+    let root = staging.0.clone().expect("staging folder");
+    for entry in &manifest.entries {
+        unpack(&mut zip, entry, &root, archive)?;
+    }
+    let documents = check_store(&root.join(STORE_ENTRY), &manifest, archive)?;
+    let folders = match &folder {
+        Some(folder) => {
+            move_dir(&root.join("files"), folder)?;
+            vec![folder.clone()]
+        }
+        None => Vec::new(),
+    };
+    let collection = library.adopt(&name, &root.join("index"), folders, manifest.settings.clone())?;
+    drop(staging); // what is left of the staging folder
+    let embedder_available = manifest.settings.remote_embedder.is_some() || target.model_paths.resolve(&manifest.embedder).is_ok();
+    Ok(Imported { index_dir: library.index_dir(&collection), name: collection.name, folder, documents, embedder: manifest.embedder, embedder_available })
+}
+
+/// Every entry's name and declared size, refused when the archive holds
+/// too many, an unknown or repeated name, a link or folder, or declares too much.
+fn declared_entries(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) -> Result<Vec<(String, u64)>> {
+    if zip.len() > MAX_ENTRIES {
+        return Err(bad_archive(archive, format!("it holds {} entries", zip.len())));
+    }
+    let mut entries: Vec<(String, u64)> = Vec::with_capacity(zip.len());
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let entry = zip.by_index_raw(i).map_err(|e| bad_archive(archive, e))?;
+        let name = entry.name().to_string();
+        let link = entry.unix_mode().is_some_and(|mode| mode & 0o170000 == 0o120000);
+        if entry.is_dir() || link || !allowed_entry(&name) || entries.iter().any(|(n, _)| *n == name) {
+            return Err(bad_archive(archive, format!("it holds an entry Kea does not accept: {:?}", name.escape_debug().take(200).collect::<String>())));
+        }
+        total = total.saturating_add(entry.size());
+        if entry.size() > MAX_ENTRY_BYTES || total > MAX_TOTAL_BYTES {
+            return Err(bad_archive(archive, format!("{name} declares {} MB, over the limit", entry.size() >> 20)));
+        }
+        entries.push((name, entry.size()));
+    }
+    Ok(entries)
+}
+
+fn read_manifest(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) -> Result<Manifest> {
+    let mut text = Vec::new();
+    let entry = zip.by_name(MANIFEST).map_err(|_| bad_archive(archive, "it has no manifest"))?;
+    entry.take(MAX_MANIFEST_BYTES).read_to_end(&mut text).map_err(|e| bad_archive(archive, e))?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| bad_archive(archive, format!("its manifest is damaged: {e}")))?;
+    if manifest.format != FORMAT {
+        return Err(bad_archive(archive, format!("its format is {:?}", manifest.format)));
+    }
+    if manifest.version > VERSION {
+        return Err(bad_archive(archive, format!("it was written by a newer Kea (format version {})", manifest.version)));
+    }
+    manifest.settings.validate()?;
+    Ok(manifest)
+}
+
+/// The manifest lists exactly the archive's entries (but itself), with
+/// their declared sizes, and the store among them.
+fn check_manifest(manifest: &Manifest, declared: &[(String, u64)], archive: &Path) -> Result<()> {
+    let mut listed: Vec<(&str, u64)> = manifest.entries.iter().map(|e| (e.name.as_str(), e.bytes)).collect();
+    let mut found: Vec<(&str, u64)> = declared.iter().filter(|(n, _)| n != MANIFEST).map(|(n, b)| (n.as_str(), *b)).collect();
+    listed.sort_unstable();
+    found.sort_unstable();
+    if listed != found || !listed.iter().any(|(n, _)| *n == STORE_ENTRY) {
+        return Err(bad_archive(archive, "its entries differ from its manifest"));
+    }
+    Ok(())
+}
+
+/// Unpacks one entry under `root`, checking its size and hash.
+fn unpack(zip: &mut zip::ZipArchive<std::fs::File>, entry: &ManifestEntry, root: &Path, archive: &Path) -> Result<()> {
+    let dest = root.join(&entry.name);
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+    }
+    let mut out = std::fs::File::create(&dest).map_err(|e| Error::io(format!("writing {}", dest.display()), e))?;
+    let mut source = zip.by_name(&entry.name).map_err(|e| bad_archive(archive, e))?;
+    let (bytes, hash) = copy_hashing(&mut source, &mut out, entry.bytes).map_err(|e| bad_archive(archive, format!("{}: {e}", entry.name)))?;
+    if bytes != entry.bytes || hash != entry.blake3 {
+        return Err(bad_archive(archive, format!("{} is damaged (its size or checksum differs from the manifest)", entry.name)));
+    }
+    Ok(())
+}
+
+/// The unpacked store opens and holds the manifest's embedder; its number of documents.
+fn check_store(path: &Path, manifest: &Manifest, archive: &Path) -> Result<usize> {
+    let store = crate::store::Store::open(path).map_err(|e| bad_archive(archive, format!("its index does not open: {e}")))?;
+    if store.model()? != Some((manifest.embedder.clone(), manifest.dim)) {
+        return Err(bad_archive(archive, "its index was embedded with another model than its manifest says"));
+    }
+    Ok(store.documents()?.len())
+}
+
+/// Moves a folder's content to `to` (a rename, else a copy when they are on different disks).
+fn move_dir(from: &Path, to: &Path) -> Result<()> {
+    let io = |e: std::io::Error| Error::io(format!("moving the documents to {}", to.display()), e);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    if to.exists() {
+        std::fs::remove_dir(to).map_err(io)?;
+    }
+    if std::fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    copy_tree(from, to).map_err(io)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
