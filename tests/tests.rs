@@ -43,6 +43,8 @@ mod remote_embed;
 mod retrieval;
 #[path = "integration/setup.rs"]
 mod setup;
+#[path = "integration/sheets.rs"]
+mod sheets;
 #[path = "integration/team.rs"]
 mod team;
 #[path = "integration/watch.rs"]

@@ -1,10 +1,11 @@
 //! Reading a document in a child process. The parsers of complex formats
-//! (PDF, Word, pictures through OCR) run in a process of their own with a
-//! memory limit (its address space, `RLIMIT_AS`) and are killed at the
-//! file's deadline, so a file that makes a parser allocate without bound
-//! or loop fails alone, frees its memory and CPU, and never takes the app
-//! down. The executable running Kea (the CLI, the desktop app) calls
-//! [`serve_if_asked`] first thing; it is started again with [`READ_ARG`].
+//! (PDF, Word, spreadsheets, pictures through OCR) run in a process of
+//! their own with a memory limit (its address space, `RLIMIT_AS`) and are
+//! killed at the file's deadline, so a file that makes a parser allocate
+//! without bound or loop fails alone, frees its memory and CPU, and never
+//! takes the app down. The executable running Kea (the CLI, the desktop
+//! app) calls [`serve_if_asked`] first thing; it is started again with
+//! [`READ_ARG`].
 //!
 //! The child is contained: it runs in a process group of its own (the
 //! whole group, OCR tools included, is killed when it ends or overruns),
@@ -62,9 +63,10 @@ impl ReaderProcess {
     }
 
     /// Whether files of `kind` are read in a child: formats whose parsers
-    /// can blow up. Markdown and text are read in-process.
+    /// can blow up (a workbook is a zip, read whole by its parser).
+    /// Markdown, text and CSV are read in-process.
     pub fn reads(kind: DocKind) -> bool {
-        matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image)
+        matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image | DocKind::Spreadsheet)
     }
 
     /// Starts a reader (the caller refuses the file when it cannot: it is

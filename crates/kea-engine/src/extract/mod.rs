@@ -1,13 +1,17 @@
 //! Turns a file's bytes into plain text plus structural blocks (headings,
 //! paragraphs, code, tables, list items) with byte ranges into that text.
-//! Each format has its own module; all failures are per-file messages.
+//! Each format has its own module (spreadsheets and CSV share `rows`, which
+//! lays out a table's rows); all failures are per-file messages.
 //! Pictures and scanned PDF pages are read by OCR when an engine is present.
 
+mod delimited;
 mod docx;
 mod markdown;
 mod ocr;
 mod pdf;
 mod pdf_lines;
+mod rows;
+mod sheet;
 mod text;
 
 use std::ops::Range;
@@ -29,13 +33,17 @@ pub enum DocKind {
     Docx,
     /// A picture (a photographed or scanned page): its text comes from OCR.
     Image,
+    /// A workbook (.xlsx, .xls, .ods): each sheet a section of row groups.
+    Spreadsheet,
+    /// Comma-, tab- or semicolon-separated values: row groups of one table.
+    Csv,
 }
 
 impl DocKind {
     /// Every file extension Kea reads (lower case) and its kind: the one list
     /// behind the scanner, imports, the desktop's file dialog (generated into
     /// `ui/src/ipc.ts`) and the tests.
-    pub const EXTENSIONS: [(&'static str, DocKind); 11] = [
+    pub const EXTENSIONS: [(&'static str, DocKind); 16] = [
         ("md", DocKind::Markdown),
         ("markdown", DocKind::Markdown),
         ("txt", DocKind::Text),
@@ -47,6 +55,11 @@ impl DocKind {
         ("jpeg", DocKind::Image),
         ("tif", DocKind::Image),
         ("tiff", DocKind::Image),
+        ("xlsx", DocKind::Spreadsheet),
+        ("xls", DocKind::Spreadsheet),
+        ("ods", DocKind::Spreadsheet),
+        ("csv", DocKind::Csv),
+        ("tsv", DocKind::Csv),
     ];
 
     /// The kind for a path's extension (case-insensitive), if Kea reads it.
@@ -62,12 +75,16 @@ impl DocKind {
             DocKind::Pdf => "pdf",
             DocKind::Docx => "docx",
             DocKind::Image => "image",
+            DocKind::Spreadsheet => "spreadsheet",
+            DocKind::Csv => "csv",
         }
     }
 
     /// The kind [`DocKind::as_str`] names.
     pub fn parse(name: &str) -> Option<DocKind> {
-        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image].into_iter().find(|k| k.as_str() == name)
+        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image, DocKind::Spreadsheet, DocKind::Csv]
+            .into_iter()
+            .find(|k| k.as_str() == name)
     }
 }
 
@@ -188,8 +205,11 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
         DocKind::Pdf => pdf::extract(bytes, context)?,
         DocKind::Docx => docx::extract(bytes)?,
         DocKind::Image => picture(bytes, context)?,
+        DocKind::Spreadsheet => sheet::extract(bytes)?,
+        DocKind::Csv => delimited::extract(bytes)?,
     };
-    if doc.title.is_none() {
+    // A sheet's name or a row range is no title (the file name is).
+    if doc.title.is_none() && !matches!(kind, DocKind::Spreadsheet | DocKind::Csv) {
         doc.title = doc.front_matter.get("title").or_else(|| {
             doc.blocks.iter().find_map(|b| match &b.kind {
                 BlockKind::Heading { text, .. } => Some(text.clone()),
