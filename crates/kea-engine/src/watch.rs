@@ -1,7 +1,9 @@
 //! Watching the knowledge folder: file-system events are debounced, and the
 //! paths they name (files, or folders renamed or deleted as a whole) are
-//! synced alone. A full sync catches anything events missed: when the
-//! system says events were dropped, when `kea.toml` changes, and every
+//! synced alone (an ignored one is not indexed: the scan applies the ignore
+//! files). A full sync catches anything events missed: when the system says
+//! events were dropped, when `kea.toml` or an ignore file (`.keaignore`,
+//! `.gitignore`: what they ignore leaves the index) changes, and every
 //! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
 //! quiet for [`QUIET`], pending vector changes are saved, and the indexing
 //! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change.
@@ -19,7 +21,7 @@ use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, RecommendedC
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::progress::{CancelToken, ProgressSink};
-use crate::scan::is_indexable;
+use crate::scan::{is_ignore_file, is_indexable};
 
 /// A quiet spell after which pending vector changes are saved.
 pub const QUIET: Duration = Duration::from_secs(5);
@@ -127,7 +129,7 @@ impl Watcher {
                     if paths.is_empty() {
                         continue;
                     }
-                    if paths.iter().any(|p| is_profile(&self.root, p)) {
+                    if paths.iter().any(|p| changes_the_rules(&self.root, p)) {
                         self.engine.indexer().sync(self.sink.as_ref(), &self.stop)
                     } else {
                         self.engine.indexer().sync_paths(&paths, self.sink.as_ref(), &self.stop)
@@ -168,13 +170,16 @@ fn merge(wake: Wake, wakes: &mpsc::Receiver<Wake>) -> Option<Option<Vec<PathBuf>
     Some(changed)
 }
 
-/// An indexable file, the collection's profile, or something that may be
-/// a folder (renamed or deleted folders arrive as one event for the folder).
+/// An indexable file, the collection's profile, an ignore file, or
+/// something that may be a folder (renamed or deleted folders arrive as one
+/// event for the folder).
 fn is_relevant(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else { return false };
-    is_indexable(rel) || is_profile(root, path) || path.extension().is_none()
+    is_indexable(rel) || changes_the_rules(root, path) || path.extension().is_none()
 }
 
-fn is_profile(root: &Path, path: &Path) -> bool {
-    path.strip_prefix(root).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
+/// The collection's profile or an ignore file: a change to one may change
+/// any document's place in the index, so the whole folder is compared.
+fn changes_the_rules(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE) || is_ignore_file(rel))
 }
