@@ -4,6 +4,7 @@
 //! Pictures and scanned PDF pages are read by OCR when an engine is present.
 
 mod docx;
+mod html;
 mod markdown;
 mod ocr;
 mod pdf;
@@ -29,13 +30,15 @@ pub enum DocKind {
     Docx,
     /// A picture (a photographed or scanned page): its text comes from OCR.
     Image,
+    /// A web page: its main content.
+    Html,
 }
 
 impl DocKind {
     /// Every file extension Kea reads (lower case) and its kind: the one list
     /// behind the scanner, imports, the desktop's file dialog (generated into
     /// `ui/src/ipc.ts`) and the tests.
-    pub const EXTENSIONS: [(&'static str, DocKind); 11] = [
+    pub const EXTENSIONS: [(&'static str, DocKind); 13] = [
         ("md", DocKind::Markdown),
         ("markdown", DocKind::Markdown),
         ("txt", DocKind::Text),
@@ -47,6 +50,8 @@ impl DocKind {
         ("jpeg", DocKind::Image),
         ("tif", DocKind::Image),
         ("tiff", DocKind::Image),
+        ("html", DocKind::Html),
+        ("htm", DocKind::Html),
     ];
 
     /// The kind for a path's extension (case-insensitive), if Kea reads it.
@@ -62,12 +67,13 @@ impl DocKind {
             DocKind::Pdf => "pdf",
             DocKind::Docx => "docx",
             DocKind::Image => "image",
+            DocKind::Html => "html",
         }
     }
 
     /// The kind [`DocKind::as_str`] names.
     pub fn parse(name: &str) -> Option<DocKind> {
-        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image].into_iter().find(|k| k.as_str() == name)
+        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image, DocKind::Html].into_iter().find(|k| k.as_str() == name)
     }
 }
 
@@ -182,13 +188,27 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, String> {
 /// Extracts `bytes` as a document of `kind`, reading pictures and scanned
 /// PDF pages with `context`'s OCR engine.
 pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Result<Extracted, String> {
-    let mut doc = match kind {
+    let doc = match kind {
         DocKind::Markdown => markdown::extract(&decode_text(bytes)?),
         DocKind::Text => text::extract_plain(decode_text(bytes)?),
         DocKind::Pdf => pdf::extract(bytes, context)?,
         DocKind::Docx => docx::extract(bytes)?,
         DocKind::Image => picture(bytes, context)?,
+        DocKind::Html => html::extract(bytes, None)?,
     };
+    Ok(finish(doc))
+}
+
+/// An HTML page's main content as a document (see the `html` module), from
+/// a file's bytes or a fetched page's; `charset` is the one its
+/// `Content-Type` header names, if any.
+pub fn extract_html(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
+    Ok(finish(html::extract(bytes, charset)?))
+}
+
+/// The document with a title (front matter's, else the first heading's)
+/// and made safe to use ([`Extracted::bounded`]).
+fn finish(mut doc: Extracted) -> Extracted {
     if doc.title.is_none() {
         doc.title = doc.front_matter.get("title").or_else(|| {
             doc.blocks.iter().find_map(|b| match &b.kind {
@@ -197,7 +217,7 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
             })
         });
     }
-    Ok(doc.bounded())
+    doc.bounded()
 }
 
 /// A picture's text by OCR, paragraph by paragraph (no text: no blocks).
