@@ -183,3 +183,21 @@ fn is_relevant(root: &Path, path: &Path) -> bool {
 fn changes_the_rules(root: &Path, path: &Path) -> bool {
     path.strip_prefix(root).is_ok_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE) || is_ignore_file(rel))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ignore_file_or_the_profile_changes_the_rules_and_an_ignored_path_is_still_synced() {
+        let root = Path::new("/k");
+        for changed in ["/k/.keaignore", "/k/.gitignore", "/k/sub/deeper/.gitignore", "/k/kea.toml"] {
+            assert!(changes_the_rules(root, Path::new(changed)) && is_relevant(root, Path::new(changed)), "{changed}");
+        }
+        for other in ["/k/a.md", "/k/.git/.gitignore", "/k/sub/kea.toml", "/elsewhere/.keaignore"] {
+            assert!(!changes_the_rules(root, Path::new(other)), "{other}");
+        }
+        // A path an ignore file names still goes to the sync, which drops it from the index.
+        assert!(is_relevant(root, Path::new("/k/drafts/wip.md")));
+    }
+}
