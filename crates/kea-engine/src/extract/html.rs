@@ -2,8 +2,8 @@
 //! [`super::extract_html`]): the page's main content as blocks. html5ever's
 //! WHATWG tokenizer reads any markup, however broken, and decodes entities;
 //! one flat pass over its tokens (no tree: depth costs nothing, and past
-//! [`MAX_DEPTH`] elements are not tracked) keeps `<main>`/`<article>` when
-//! the page has them and leaves out scripts, styles, navigation, the page's
+//! [`MAX_DEPTH`] elements are not tracked) keeps `<main>` when the page has
+//! one, else its `<article>`s and leaves out scripts, styles, navigation, the page's
 //! header and footer, asides, forms and hidden elements. Headings become
 //! heading blocks; paragraphs, list items, tables, quotes and `<pre>` become
 //! blocks. A page with no text left that way is read whole (without its
@@ -140,8 +140,17 @@ struct Open {
     role: Role,
     /// Its content is left out.
     skip: bool,
-    /// It is the page's main content.
-    main: bool,
+    /// Where it puts its content (`<main>`, `<article>`).
+    place: Place,
+}
+
+/// Where on the page a block is: the most specific place the page marks
+/// is its main content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    Page,
+    Article,
+    Main,
 }
 
 /// A block found on the page, before the main content is chosen.
@@ -149,7 +158,7 @@ struct Open {
 struct Piece {
     kind: BlockKind,
     text: String,
-    in_main: bool,
+    place: Place,
 }
 
 /// The state of one pass over a page's tokens.
@@ -160,9 +169,10 @@ struct Pass {
     /// Elements opened past [`MAX_DEPTH`] (not tracked).
     untracked: usize,
     raw: Option<Raw>,
-    /// How many open elements leave their content out, or are main content.
+    /// How many open elements leave their content out, are `<main>`, are `<article>`.
     skipping: usize,
     main: usize,
+    articles: usize,
     /// How many open elements of each role.
     pre: usize,
     tables: usize,
@@ -187,6 +197,7 @@ impl Pass {
             raw: None,
             skipping: 0,
             main: 0,
+            articles: 0,
             pre: 0,
             tables: 0,
             list_items: 0,
@@ -229,7 +240,7 @@ impl Pass {
         if tag.self_closing && matches!(name, "svg" | "math") {
             return TokenSinkResult::Continue;
         }
-        let open = Open { name: tag.name.clone(), role: role(name), skip: self.leaves_out(tag), main: is_main(tag) };
+        let open = Open { name: tag.name.clone(), role: role(name), skip: self.leaves_out(tag), place: place(tag) };
         self.push(open);
         TokenSinkResult::Continue
     }
@@ -343,7 +354,7 @@ impl Pass {
             (_, _, _, _, 1..) => BlockKind::Quote,
             _ => BlockKind::Paragraph,
         };
-        self.pieces.push(Piece { kind, text: text.to_string(), in_main: self.main > 0 });
+        self.pieces.push(Piece { kind, text: text.to_string(), place: self.place() });
     }
 
     fn push(&mut self, open: Open) {
@@ -361,8 +372,10 @@ impl Pass {
         if open.skip {
             change(&mut self.skipping);
         }
-        if open.main {
-            change(&mut self.main);
+        match open.place {
+            Place::Main => change(&mut self.main),
+            Place::Article => change(&mut self.articles),
+            Place::Page => {}
         }
         match open.role {
             Role::Pre => change(&mut self.pre),
@@ -403,7 +416,7 @@ impl Pass {
         if self.mode == Mode::Everything {
             return false;
         }
-        let page_level = self.main == 0;
+        let page_level = self.place() == Place::Page;
         matches!(name, "nav" | "aside" | "form" | "dialog")
             || (page_level && matches!(name, "header" | "footer"))
             || role
@@ -411,13 +424,22 @@ impl Pass {
                 .is_some_and(|r| matches!(r, "navigation" | "complementary" | "search" | "dialog") || (page_level && matches!(r, "banner" | "contentinfo")))
     }
 
+    /// Where the block being read is.
+    fn place(&self) -> Place {
+        match (self.main, self.articles) {
+            (1.., _) => Place::Main,
+            (0, 1..) => Place::Article,
+            _ => Place::Page,
+        }
+    }
+
     /// The document: the main content's blocks when the page marks it
     /// (and the pass looks for it), else every block; the title from
     /// `<title>`, else the first top-level heading.
     fn into_document(self) -> Extracted {
-        let only_main = self.mode == Mode::MainContent && self.pieces.iter().any(|piece| piece.in_main);
+        let main = self.pieces.iter().map(|piece| piece.place).max().filter(|_| self.mode == Mode::MainContent).unwrap_or(Place::Page);
         let mut doc = Extracted { title: self.title, ..Extracted::default() };
-        for piece in self.pieces.into_iter().filter(|piece| piece.in_main || !only_main) {
+        for piece in self.pieces.into_iter().filter(|piece| piece.place >= main) {
             if doc.title.is_none() {
                 if let BlockKind::Heading { level: 1, text } = &piece.kind {
                     doc.title = Some(text.clone());
@@ -513,9 +535,14 @@ fn role(name: &str) -> Role {
     }
 }
 
-/// `<main>`, `<article>` or `role="main"`.
-fn is_main(tag: &Tag) -> bool {
-    matches!(&*tag.name, "main" | "article") || attribute(tag, "role").is_some_and(|r| r.trim().eq_ignore_ascii_case("main"))
+/// `<main>` (or `role="main"`) and `<article>` mark the main content.
+fn place(tag: &Tag) -> Place {
+    match &*tag.name {
+        "main" => Place::Main,
+        "article" => Place::Article,
+        _ if attribute(tag, "role").is_some_and(|r| r.trim().eq_ignore_ascii_case("main")) => Place::Main,
+        _ => Place::Page,
+    }
 }
 
 /// `hidden`, `aria-hidden="true"`, or a style of `display: none` or `visibility: hidden`.
@@ -606,6 +633,12 @@ fn water() {
         let page = "<header>Site</header><article><header><h1>Post</h1></header><p>Text.</p><footer>By someone</footer></article>";
         let doc = extract(page.as_bytes(), None).unwrap();
         assert_eq!(blocks(&doc), [(heading(1, "Post"), "Post"), (BlockKind::Paragraph, "Text."), (BlockKind::Paragraph, "By someone")]);
+        // <main> wins over articles outside it (teasers), articles over the rest of the page.
+        let page = "<article><h2>Teaser</h2><p>Other post.</p></article><div role=main><p>The real text.</p><article><p>Inner.</p></article></div>";
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "The real text."), (BlockKind::Paragraph, "Inner.")]);
+        let doc = extract(b"<p>Intro outside.</p><article><p>One.</p></article><article><p>Two.</p></article>", None).unwrap();
+        assert_eq!(doc.plain, "One.\n\nTwo.");
         // A page that is all furniture (a form around everything) is read whole.
         let doc = extract(b"<form><p>Only a form's text.</p><script>x()</script></form>", None).unwrap();
         assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "Only a form's text.")]);
