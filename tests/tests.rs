@@ -19,10 +19,14 @@ mod crash;
 mod domain;
 #[path = "integration/hostile.rs"]
 mod hostile;
+#[path = "integration/html.rs"]
+mod html;
 #[path = "integration/hub.rs"]
 mod hub;
 #[path = "integration/identify.rs"]
 mod identify;
+#[path = "integration/ignore_files.rs"]
+mod ignore_files;
 #[path = "integration/index.rs"]
 mod index;
 #[path = "integration/keakb.rs"]

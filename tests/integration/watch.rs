@@ -14,13 +14,13 @@ use serde_json::Value;
 use super::util::{count, repo_root, Sandbox};
 
 /// A watching `kea` whose JSON summary lines arrive on a channel.
-struct Watcher {
+pub(super) struct Watcher {
     child: Child,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Watcher {
-    fn start(sandbox: &Sandbox) -> Watcher {
+    pub(super) fn start(sandbox: &Sandbox) -> Watcher {
         let mut child = sandbox.command(&["index", "--watch", "--json"]).stdout(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -35,7 +35,7 @@ impl Watcher {
     }
 
     /// The next summary that satisfies `done`, within 10 s.
-    fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    pub(super) fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         loop {
             match self.lines.recv_timeout(Duration::from_secs(10)) {
                 Ok(v) if done(&v) => return v,

@@ -1,9 +1,14 @@
 //! Listing the knowledge folder: the supported files (recursively) with
-//! their size and modification time, skipping hidden files, editor temp
-//! files, the folder's own README.md, and symbolic links (never followed,
+//! their size and modification time, skipping hidden files (so `.git/`,
+//! Obsidian's `.obsidian/` and `.trash/`), editor temp files, the folder's
+//! own README.md, what its `.gitignore` and `.keaignore` files ignore
+//! (gitignore syntax, in any folder), and symbolic links (never followed,
 //! also when a changed path names one or passes through one).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::{Error, Result};
 use crate::extract::DocKind;
@@ -52,12 +57,21 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
     if rel.components().any(|c| is_hidden_or_temp(&c.as_os_str().to_string_lossy())) || passes_a_link(root, rel) {
         return listing;
     }
+    let mut rules = IgnoreRules::new(root);
+    if rules.ignores_or_above(rel, path.is_dir()) {
+        listing.unreadable = rules.unreadable;
+        return listing;
+    }
     let walker = walkdir::WalkDir::new(path)
         .follow_links(false)
         // The knowledge folder itself may be a link; nothing below it is followed.
         .follow_root_links(path == root)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !is_hidden_or_temp(&e.file_name().to_string_lossy()));
+        .filter_entry(|e| {
+            e.depth() == 0
+                || (!is_hidden_or_temp(&e.file_name().to_string_lossy())
+                    && !e.path().strip_prefix(root).is_ok_and(|rel| rules.ignores(rel, e.file_type().is_dir())))
+        });
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -83,8 +97,119 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
             Err(e) => listing.unreadable.push((rel, format!("cannot read this file's details: {e}; it is kept"))),
         }
     }
+    listing.unreadable.append(&mut rules.unreadable);
     listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing
+}
+
+/// The files of gitignore-syntax patterns a folder may hold; in one folder
+/// `.keaignore` comes last, so its patterns (`!` included) have the last word.
+pub const IGNORE_FILES: [&str; 2] = [".gitignore", ".keaignore"];
+
+/// The largest ignore file read.
+const IGNORE_FILE_LIMIT: u64 = 1_000_000;
+
+/// Whether `rel` (relative to the knowledge folder) names an ignore file
+/// the scan reads: a change to one changes what belongs in the index.
+pub fn is_ignore_file(rel: &Path) -> bool {
+    let name = rel.file_name().map(|n| n.to_string_lossy());
+    name.is_some_and(|n| IGNORE_FILES.contains(&n.as_ref()))
+        && rel.parent().is_none_or(|p| !p.components().any(|c| is_hidden_or_temp(&c.as_os_str().to_string_lossy())))
+}
+
+/// The ignore rules of the folders a scan passes through, each folder's
+/// read once. As in git, the deepest folder whose patterns match a path
+/// decides, and nothing below an ignored folder is looked at.
+struct IgnoreRules<'a> {
+    root: &'a Path,
+    /// Each folder's rules, by relative path.
+    by_folder: HashMap<PathBuf, FolderRules>,
+    /// Folders whose ignore file could not be read (nothing below them is
+    /// listed, and their documents are kept), and ignore files with a bad line.
+    unreadable: Vec<(String, String)>,
+}
+
+/// One folder's ignore rules.
+enum FolderRules {
+    None,
+    Patterns(Gitignore),
+    /// An ignore file there cannot be read: everything below is left alone.
+    Unreadable,
+}
+
+impl<'a> IgnoreRules<'a> {
+    fn new(root: &'a Path) -> Self {
+        IgnoreRules { root, by_folder: HashMap::new(), unreadable: Vec::new() }
+    }
+
+    /// Whether the path `rel` (a folder when `is_dir`) is ignored by the
+    /// rules of the folders above it.
+    fn ignores(&mut self, rel: &Path, is_dir: bool) -> bool {
+        for folder in rel.ancestors().skip(1) {
+            let Ok(inside) = rel.strip_prefix(folder) else { continue };
+            match self.folder(folder) {
+                FolderRules::None => {}
+                FolderRules::Unreadable => return true,
+                FolderRules::Patterns(rules) => match rules.matched(inside, is_dir) {
+                    ignore::Match::Ignore(_) => return true,
+                    ignore::Match::Whitelist(_) => return false,
+                    ignore::Match::None => {}
+                },
+            }
+        }
+        false
+    }
+
+    /// Whether `rel` or a folder above it is ignored (a path named alone,
+    /// as the watcher names them, is not reached by walking down).
+    fn ignores_or_above(&mut self, rel: &Path, is_dir: bool) -> bool {
+        let above: Vec<&Path> = rel.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()).collect();
+        above.into_iter().rev().any(|folder| self.ignores(folder, true)) || (!rel.as_os_str().is_empty() && self.ignores(rel, is_dir))
+    }
+
+    /// The rules of `folder` (relative), read at the first ask.
+    fn folder(&mut self, folder: &Path) -> &FolderRules {
+        if !self.by_folder.contains_key(folder) {
+            let rules = match read_ignore_files(self.root, folder, &mut self.unreadable) {
+                Ok(Some(rules)) => FolderRules::Patterns(rules),
+                Ok(None) => FolderRules::None,
+                Err(message) => {
+                    self.unreadable.push((relative_key(folder), message));
+                    FolderRules::Unreadable
+                }
+            };
+            self.by_folder.insert(folder.to_path_buf(), rules);
+        }
+        &self.by_folder[folder]
+    }
+}
+
+/// The patterns of `folder`'s ignore files; a file that is a link is not
+/// followed (nor read), a bad pattern is reported and the others apply.
+fn read_ignore_files(root: &Path, folder: &Path, problems: &mut Vec<(String, String)>) -> std::result::Result<Option<Gitignore>, String> {
+    let abs = root.join(folder);
+    let mut builder = GitignoreBuilder::new(&abs);
+    let mut any = false;
+    for name in IGNORE_FILES {
+        let path = abs.join(name);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.file_type().is_symlink() => {}
+            _ => continue,
+        }
+        let Some(bytes) = read_regular(&path, IGNORE_FILE_LIMIT).map_err(|e| format!("cannot read its {name} ({e}); its documents are kept"))? else {
+            continue;
+        };
+        for (number, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+            if let Err(e) = builder.add_line(None, line) {
+                problems.push((relative_key(&folder.join(name)), format!("line {} is not a valid pattern ({e}); the other lines apply", number + 1)));
+            }
+        }
+        any = true;
+    }
+    if !any {
+        return Ok(None);
+    }
+    builder.build().map(Some).map_err(|e| format!("its ignore patterns cannot be used ({e}); its documents are kept"))
 }
 
 /// Whether `rel` (inside `root`) is reached through a symbolic link: a
@@ -109,9 +234,12 @@ pub fn relative_key(rel: &Path) -> String {
     rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
-/// Hidden files, Office lock files (`~$x.docx`), vim/emacs temp files.
+/// Hidden files and folders (Obsidian's settings and trash named too, in
+/// case the dot rule ever changes), Office lock files (`~$x.docx`),
+/// vim/emacs temp files.
 fn is_hidden_or_temp(name: &str) -> bool {
     name.starts_with('.')
+        || matches!(name, ".obsidian" | ".trash")
         || name.starts_with("~$")
         || name.starts_with('#')
         || name.ends_with('~')
@@ -157,7 +285,8 @@ mod tests {
     fn lists_supported_files_and_skips_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for name in ["README.md", "a.md", "sub/b.TXT", "sub/c.pdf", "d.docx", "e.png", "i.gif", ".hidden.md", "f.md~", "~$g.docx", ".git/h.md", "x.md.swp"] {
+        let skipped = [".hidden.md", "f.md~", "~$g.docx", ".git/h.md", "x.md.swp", ".trash/old.md", ".obsidian/workspace.md"];
+        for name in ["README.md", "a.md", "sub/b.TXT", "sub/c.pdf", "d.docx", "e.png", "i.gif"].into_iter().chain(skipped) {
             let path = root.join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x").unwrap();
@@ -173,6 +302,77 @@ mod tests {
         assert!(is_indexable(Path::new("sub/b.TXT")));
         assert!(!is_indexable(Path::new(".git/h.md")));
         assert!(!is_indexable(Path::new("README.md")));
+        assert!(!is_indexable(Path::new(".trash/old.md")) && scan_under(root, &root.join(".trash")).files.is_empty());
+    }
+
+    fn write_files(root: &Path, files: &[(&str, &str)]) {
+        for (name, content) in files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+    }
+
+    fn keys(listing: Listing) -> Vec<String> {
+        listing.files.into_iter().map(|f| f.rel).collect()
+    }
+
+    #[test]
+    fn gitignore_and_keaignore_patterns_leave_paths_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_files(
+            root,
+            &[
+                (".gitignore", "# notes\nbuild/\nnotes-*.md\n!notes-keep.md\ndraft.md\n"),
+                // The folder's .keaignore has the last word over its .gitignore.
+                (".keaignore", "private/\n!draft.md\n"),
+                ("sub/.gitignore", "*.txt\n!important.txt\n!notes-sub.md\n"),
+            ],
+        );
+        let docs = ["a.md", "build/b.md", "sub/build/deep.md", "build.md", "notes-1.md", "notes-keep.md", "draft.md", "private/p.md"];
+        let more = ["sub/c.txt", "sub/important.txt", "sub/notes-sub.md", "sub/notes-2.md", "other/c.txt"];
+        write_files(root, &docs.iter().chain(&more).map(|d| (*d, "x")).collect::<Vec<_>>());
+        let listing = scan(root).unwrap();
+        assert!(listing.unreadable.is_empty(), "{:?}", listing.unreadable);
+        let expected = ["a.md", "build.md", "draft.md", "notes-keep.md", "other/c.txt", "sub/important.txt", "sub/notes-sub.md"];
+        assert_eq!(keys(listing), expected);
+        for ignored in ["build/b.md", "build", "sub/build/deep.md", "sub/c.txt", "private", "private/p.md", "notes-1.md", "sub/notes-2.md"] {
+            assert!(scan_under(root, &root.join(ignored)).files.is_empty(), "{ignored}");
+        }
+        assert_eq!(keys(scan_under(root, &root.join("sub"))), ["sub/important.txt", "sub/notes-sub.md"]);
+        assert_eq!(keys(scan_under(root, &root.join("sub/important.txt"))), ["sub/important.txt"]);
+        assert!(is_ignore_file(Path::new(".keaignore")) && is_ignore_file(Path::new("sub/.gitignore")));
+        assert!(!is_ignore_file(Path::new(".git/.gitignore")) && !is_ignore_file(Path::new("a.md")));
+    }
+
+    #[test]
+    fn a_bad_pattern_is_reported_and_the_others_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_files(root, &[(".keaignore", "[z-a].md\nb.md\n"), ("a.md", "x"), ("b.md", "x"), ("c.md", "x")]);
+        let listing = scan(root).unwrap();
+        assert_eq!(listing.unreadable.len(), 1);
+        assert_eq!(listing.unreadable[0].0, ".keaignore");
+        assert!(listing.unreadable[0].1.contains("line 1"), "{:?}", listing.unreadable);
+        assert_eq!(keys(listing), ["a.md", "c.md"]);
+    }
+
+    /// An ignore file that cannot be read leaves its folder as it is: nothing
+    /// new is listed there (it might be ignored), and its documents are kept.
+    #[cfg(unix)]
+    #[test]
+    fn an_unreadable_ignore_file_keeps_its_folder_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_files(root, &[("a.md", "x"), ("sub/b.md", "x")]);
+        assert!(std::process::Command::new("mkfifo").arg(root.join("sub/.gitignore")).status().unwrap().success());
+        let listing = scan(root).unwrap();
+        assert_eq!(listing.unreadable.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["sub"]);
+        assert!(listing.hides("sub/b.md") && !listing.hides("a.md"));
+        assert_eq!(keys(listing), ["a.md"]);
+        let under = scan_under(root, &root.join("sub/b.md"));
+        assert!(under.files.is_empty() && under.hides("sub/b.md"));
     }
 
     /// Issue 24: the watcher's paths were walked through a symlinked folder.

@@ -1,7 +1,9 @@
 //! Watching the knowledge folder: file-system events are debounced, and the
 //! paths they name (files, or folders renamed or deleted as a whole) are
-//! synced alone. A full sync catches anything events missed: when the
-//! system says events were dropped, when `kea.toml` changes, and every
+//! synced alone (an ignored one is not indexed: the scan applies the ignore
+//! files). A full sync catches anything events missed: when the system says
+//! events were dropped, when `kea.toml` or an ignore file (`.keaignore`,
+//! `.gitignore`: what they ignore leaves the index) changes, and every
 //! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
 //! quiet for [`QUIET`], pending vector changes are saved, and the indexing
 //! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change.
@@ -18,8 +20,9 @@ use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, RecommendedC
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::folders::Folders;
 use crate::progress::{CancelToken, ProgressSink};
-use crate::scan::is_indexable;
+use crate::scan::{is_ignore_file, is_indexable};
 
 /// A quiet spell after which pending vector changes are saved.
 pub const QUIET: Duration = Duration::from_secs(5);
@@ -99,7 +102,7 @@ pub fn watch(engine: Arc<Engine>, sink: Arc<dyn ProgressSink>, debounce: Duratio
 struct Watcher {
     engine: Arc<Engine>,
     sink: Arc<dyn ProgressSink>,
-    folders: crate::folders::Folders,
+    folders: Folders,
     stop: CancelToken,
     on_error: Box<dyn Fn(&Error) + Send>,
 }
@@ -129,7 +132,7 @@ impl Watcher {
                     if paths.is_empty() {
                         continue;
                     }
-                    if paths.iter().any(|p| is_profile(&self.folders, p)) {
+                    if paths.iter().any(|p| changes_the_rules(&self.folders, p)) {
                         self.engine.indexer().sync(self.sink.as_ref(), &self.stop)
                     } else {
                         self.engine.indexer().sync_paths(&paths, self.sink.as_ref(), &self.stop)
@@ -170,14 +173,36 @@ fn merge(wake: Wake, wakes: &mpsc::Receiver<Wake>) -> Option<Option<Vec<PathBuf>
     Some(changed)
 }
 
-/// An indexable file, the collection's profile, or something that may be
-/// a folder (renamed or deleted folders arrive as one event for the folder).
-fn is_relevant(folders: &crate::folders::Folders, path: &Path) -> bool {
+/// An indexable file, the collection's profile, an ignore file, or
+/// something that may be a folder (renamed or deleted folders arrive as one
+/// event for the folder).
+fn is_relevant(folders: &Folders, path: &Path) -> bool {
     let Some(rel) = folders.relative(path) else { return false };
-    is_indexable(rel) || is_profile(folders, path) || path.extension().is_none()
+    is_indexable(rel) || changes_the_rules(folders, path) || path.extension().is_none()
 }
 
-/// The collection's `kea.toml` (in its first folder).
-fn is_profile(folders: &crate::folders::Folders, path: &Path) -> bool {
-    folders.primary().and_then(|primary| path.strip_prefix(primary).ok()).is_some_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE))
+/// The collection's profile or an ignore file: a change to one may change
+/// any document's place in the index, so the whole folder is compared.
+/// (The profile is the first folder's `kea.toml`.)
+fn changes_the_rules(folders: &Folders, path: &Path) -> bool {
+    let profile = folders.primary().and_then(|primary| path.strip_prefix(primary).ok()).is_some_and(|rel| rel == Path::new(crate::profile::PROFILE_FILE));
+    profile || folders.relative(path).is_some_and(is_ignore_file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ignore_file_or_the_profile_changes_the_rules_and_an_ignored_path_is_still_synced() {
+        let root = &Folders::new(Path::new("/k"), &[]);
+        for changed in ["/k/.keaignore", "/k/.gitignore", "/k/sub/deeper/.gitignore", "/k/kea.toml"] {
+            assert!(changes_the_rules(root, Path::new(changed)) && is_relevant(root, Path::new(changed)), "{changed}");
+        }
+        for other in ["/k/a.md", "/k/.git/.gitignore", "/k/sub/kea.toml", "/elsewhere/.keaignore"] {
+            assert!(!changes_the_rules(root, Path::new(other)), "{other}");
+        }
+        // A path an ignore file names still goes to the sync, which drops it from the index.
+        assert!(is_relevant(root, Path::new("/k/drafts/wip.md")));
+    }
 }

@@ -6,6 +6,7 @@
 
 mod delimited;
 mod docx;
+mod html;
 mod markdown;
 mod ocr;
 mod pdf;
@@ -37,13 +38,15 @@ pub enum DocKind {
     Spreadsheet,
     /// Comma-, tab- or semicolon-separated values: row groups of one table.
     Csv,
+    /// A web page: its main content.
+    Html,
 }
 
 impl DocKind {
     /// Every file extension Kea reads (lower case) and its kind: the one list
     /// behind the scanner, imports, the desktop's file dialog (generated into
     /// `ui/src/ipc.ts`) and the tests.
-    pub const EXTENSIONS: [(&'static str, DocKind); 16] = [
+    pub const EXTENSIONS: [(&'static str, DocKind); 18] = [
         ("md", DocKind::Markdown),
         ("markdown", DocKind::Markdown),
         ("txt", DocKind::Text),
@@ -60,6 +63,8 @@ impl DocKind {
         ("ods", DocKind::Spreadsheet),
         ("csv", DocKind::Csv),
         ("tsv", DocKind::Csv),
+        ("html", DocKind::Html),
+        ("htm", DocKind::Html),
     ];
 
     /// The kind for a path's extension (case-insensitive), if Kea reads it.
@@ -77,12 +82,13 @@ impl DocKind {
             DocKind::Image => "image",
             DocKind::Spreadsheet => "spreadsheet",
             DocKind::Csv => "csv",
+            DocKind::Html => "html",
         }
     }
 
     /// The kind [`DocKind::as_str`] names.
     pub fn parse(name: &str) -> Option<DocKind> {
-        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image, DocKind::Spreadsheet, DocKind::Csv]
+        [DocKind::Markdown, DocKind::Text, DocKind::Pdf, DocKind::Docx, DocKind::Image, DocKind::Spreadsheet, DocKind::Csv, DocKind::Html]
             .into_iter()
             .find(|k| k.as_str() == name)
     }
@@ -199,7 +205,7 @@ pub fn extract(kind: DocKind, bytes: &[u8]) -> Result<Extracted, String> {
 /// Extracts `bytes` as a document of `kind`, reading pictures and scanned
 /// PDF pages with `context`'s OCR engine.
 pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Result<Extracted, String> {
-    let mut doc = match kind {
+    let doc = match kind {
         DocKind::Markdown => markdown::extract(&decode_text(bytes)?),
         DocKind::Text => text::extract_plain(decode_text(bytes)?),
         DocKind::Pdf => pdf::extract(bytes, context)?,
@@ -207,8 +213,22 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
         DocKind::Image => picture(bytes, context)?,
         DocKind::Spreadsheet => sheet::extract(bytes)?,
         DocKind::Csv => delimited::extract(bytes)?,
+        DocKind::Html => html::extract(bytes, None)?,
     };
-    // A sheet's name or a row range is no title (the file name is).
+    Ok(finish(doc, kind))
+}
+
+/// An HTML page's main content as a document (see the `html` module), from
+/// a file's bytes or a fetched page's; `charset` is the one its
+/// `Content-Type` header names, if any.
+pub fn extract_html(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
+    Ok(finish(html::extract(bytes, charset)?, DocKind::Html))
+}
+
+/// The document with a title (front matter's, else the first heading's;
+/// a sheet's name or a row range is no title: the file name is) and made
+/// safe to use ([`Extracted::bounded`]).
+fn finish(mut doc: Extracted, kind: DocKind) -> Extracted {
     if doc.title.is_none() && !matches!(kind, DocKind::Spreadsheet | DocKind::Csv) {
         doc.title = doc.front_matter.get("title").or_else(|| {
             doc.blocks.iter().find_map(|b| match &b.kind {
@@ -217,7 +237,7 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
             })
         });
     }
-    Ok(doc.bounded())
+    doc.bounded()
 }
 
 /// A picture's text by OCR, paragraph by paragraph (no text: no blocks).

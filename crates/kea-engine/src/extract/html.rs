@@ -1,0 +1,694 @@
+//! HTML pages (`.html`/`.htm` files, and fetched pages through
+//! [`super::extract_html`]): the page's main content as blocks. html5ever's
+//! WHATWG tokenizer reads any markup, however broken, and decodes entities;
+//! one flat pass over its tokens (no tree: depth costs nothing, and past
+//! [`MAX_DEPTH`] elements are not tracked) keeps `<main>` when the page has
+//! one, else its `<article>`s and leaves out scripts, styles, navigation, the page's
+//! header and footer, asides, forms and hidden elements. Headings become
+//! heading blocks; paragraphs, list items, tables, quotes and `<pre>` become
+//! blocks. A page with no text left that way is read whole (without its
+//! scripts, styles and hidden parts).
+
+use std::cell::RefCell;
+
+use encoding_rs::Encoding;
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
+use html5ever::LocalName;
+use html5ever::TokenizerResult;
+
+use super::{push_block, Block, BlockKind, Extracted};
+
+/// Elements nested deeper than this are not tracked: their text belongs to
+/// the element that holds them (browsers bound the depth likewise).
+pub const MAX_DEPTH: usize = 512;
+
+/// How much of the page's furniture is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The main content: no navigation, page header or footer, asides, forms.
+    MainContent,
+    /// Everything but scripts, styles, embedded objects and hidden parts.
+    Everything,
+}
+
+/// The page in `bytes` as a document (see the module's description).
+/// `charset` is the one a `Content-Type` header named, if any.
+pub(super) fn extract(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
+    let text = decode(bytes, charset)?;
+    let mut pass = read(&text, Mode::MainContent);
+    if pass.pieces.is_empty() {
+        pass = read(&text, Mode::Everything);
+    }
+    Ok(pass.into_document())
+}
+
+/// The page's text: a byte-order mark, else the header's charset, else the
+/// page's own `<meta>` charset, else UTF-8 or the detected encoding.
+fn decode(bytes: &[u8], charset: Option<&str>) -> Result<String, String> {
+    if Encoding::for_bom(bytes).is_some() {
+        return super::decode_text(bytes);
+    }
+    let declared = charset.map(str::to_string).or_else(|| meta_charset(&bytes[..bytes.len().min(1024)]));
+    match declared.and_then(|label| Encoding::for_label(label.trim().as_bytes())) {
+        // As browsers do, a page in a declared encoding is read with its
+        // few bad bytes replaced (UTF-16 labels on a byte stream mean UTF-8).
+        Some(encoding) if std::str::from_utf8(bytes).is_err() => Ok(encoding.output_encoding().decode_without_bom_handling(bytes).0.into_owned()),
+        _ => super::decode_text(bytes),
+    }
+}
+
+/// The charset a `<meta charset=…>` or `<meta http-equiv … content="…;
+/// charset=…">` near the start of the page names.
+fn meta_charset(head: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(head).to_ascii_lowercase();
+    head.match_indices("<meta").find_map(|(at, _)| {
+        let tag = &head[at..];
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        let value = tag[tag.find("charset")? + "charset".len()..].trim_start().strip_prefix('=')?.trim_start();
+        let label: String = value.trim_start_matches(['"', '\'']).chars().take_while(|c| c.is_ascii_alphanumeric() || "-_:.".contains(*c)).collect();
+        (!label.is_empty()).then_some(label)
+    })
+}
+
+/// Runs the tokenizer over `text` with a [`Pass`] as its sink.
+fn read(text: &str, mode: Mode) -> Pass {
+    let tokenizer = Tokenizer::new(Sink(RefCell::new(Pass::new(mode))), TokenizerOpts::default());
+    let input = BufferQueue::default();
+    // Tendrils hold at most 4 GB; pieces of a megabyte keep far below that.
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(1 << 20);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        input.push_back(StrTendril::from_slice(&rest[..cut]));
+        rest = &rest[cut..];
+    }
+    while let TokenizerResult::Script(()) = tokenizer.feed(&input) {}
+    tokenizer.end();
+    let mut pass = tokenizer.sink.0.into_inner();
+    pass.flush(true);
+    pass
+}
+
+/// The tokenizer's sink (it is handed `&self`).
+struct Sink(RefCell<Pass>);
+
+impl TokenSink for Sink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let mut pass = self.0.borrow_mut();
+        match token {
+            Token::TagToken(tag) if tag.kind == TagKind::StartTag => return pass.start(&tag),
+            Token::TagToken(tag) => pass.end(&tag.name),
+            Token::CharacterTokens(text) => pass.text(&text),
+            _ => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+/// The element whose raw text (not markup) the tokenizer is reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Raw {
+    /// `<title>`: the page's title.
+    Title,
+    /// `<xmp>`, `<plaintext>`: text as it is.
+    Verbatim,
+    /// Scripts, styles and the like.
+    LeftOut,
+}
+
+/// What an open element means for the text inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Other,
+    Heading(u8),
+    Pre,
+    Table,
+    ListItem,
+    Quote,
+}
+
+/// An element the pass is inside.
+#[derive(Debug)]
+struct Open {
+    name: LocalName,
+    role: Role,
+    /// Its content is left out.
+    skip: bool,
+    /// Where it puts its content (`<main>`, `<article>`).
+    place: Place,
+}
+
+/// Where on the page a block is: the most specific place the page marks
+/// is its main content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    Page,
+    Article,
+    Main,
+}
+
+/// A block found on the page, before the main content is chosen.
+#[derive(Debug)]
+struct Piece {
+    kind: BlockKind,
+    text: String,
+    place: Place,
+}
+
+/// The state of one pass over a page's tokens.
+#[derive(Debug)]
+struct Pass {
+    mode: Mode,
+    stack: Vec<Open>,
+    /// Elements opened past [`MAX_DEPTH`] (not tracked).
+    untracked: usize,
+    raw: Option<Raw>,
+    /// How many open elements leave their content out, are `<main>`, are `<article>`.
+    skipping: usize,
+    main: usize,
+    articles: usize,
+    /// How many open elements of each role.
+    pre: usize,
+    tables: usize,
+    list_items: usize,
+    quotes: usize,
+    heading: Option<u8>,
+    /// The block being read, and whether a space is owed before its next word.
+    text: String,
+    space: bool,
+    title: Option<String>,
+    /// The text of the `<title>` being read.
+    title_text: String,
+    pieces: Vec<Piece>,
+}
+
+impl Pass {
+    fn new(mode: Mode) -> Pass {
+        Pass {
+            mode,
+            stack: Vec::new(),
+            untracked: 0,
+            raw: None,
+            skipping: 0,
+            main: 0,
+            articles: 0,
+            pre: 0,
+            tables: 0,
+            list_items: 0,
+            quotes: 0,
+            heading: None,
+            text: String::new(),
+            space: false,
+            title: None,
+            title_text: String::new(),
+            pieces: Vec::new(),
+        }
+    }
+
+    fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        let name = &*tag.name;
+        if is_void(name) {
+            match name {
+                "br" => self.line_break(),
+                "hr" => self.flush(false),
+                _ => {}
+            }
+            return TokenSinkResult::Continue;
+        }
+        self.close_implied(name);
+        if is_block(name) {
+            self.flush(false);
+        }
+        if self.tables > 0 && self.skipping == 0 {
+            self.table_separator(name);
+        }
+        if let Some(kind) = raw_text(name) {
+            // Its content is text up to its end tag: it is not tracked as open.
+            self.raw = Some(match name {
+                "title" => Raw::Title,
+                "xmp" | "plaintext" => Raw::Verbatim,
+                _ => Raw::LeftOut,
+            });
+            return kind;
+        }
+        if tag.self_closing && matches!(name, "svg" | "math") {
+            return TokenSinkResult::Continue;
+        }
+        let open = Open { name: tag.name.clone(), role: role(name), skip: self.leaves_out(tag), place: place(tag) };
+        self.push(open);
+        TokenSinkResult::Continue
+    }
+
+    fn end(&mut self, name: &LocalName) {
+        if let Some(raw) = self.raw.take() {
+            // In raw text the tokenizer ends only at the element's own end tag.
+            match raw {
+                Raw::Verbatim => self.flush(false),
+                Raw::Title => {
+                    let title = collapse(&std::mem::take(&mut self.title_text));
+                    if !title.is_empty() && self.title.is_none() {
+                        self.title = Some(title);
+                    }
+                }
+                Raw::LeftOut => {}
+            }
+            return;
+        }
+        if self.untracked > 0 {
+            // The innermost elements close first: those past the depth bound.
+            self.untracked -= 1;
+            if is_block(name) {
+                self.flush(false);
+            }
+            return;
+        }
+        let Some(at) = self.stack.iter().rposition(|open| open.name == *name) else {
+            // A stray `</p>` still ends a paragraph, as it does in browsers.
+            if is_block(name) {
+                self.flush(false);
+            }
+            return;
+        };
+        if is_block(name) || self.stack[at..].iter().any(|open| open.role == Role::Table) {
+            // The outermost table ends here: it is one block.
+            self.flush(self.tables == 1 && self.stack[at..].iter().any(|open| open.role == Role::Table));
+        }
+        while self.stack.len() > at {
+            let Some(open) = self.stack.pop() else { break };
+            self.count(&open, false);
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        match self.raw {
+            Some(Raw::Title) if self.skipping == 0 && self.title.is_none() => {
+                self.title_text.push_str(text);
+                return;
+            }
+            Some(Raw::Title | Raw::LeftOut) => return,
+            Some(Raw::Verbatim) | None => {}
+        }
+        if self.skipping > 0 {
+            return;
+        }
+        if self.pre > 0 || self.raw == Some(Raw::Verbatim) {
+            self.text.push_str(text);
+            return;
+        }
+        for c in text.chars() {
+            if c.is_whitespace() {
+                self.space = true;
+                continue;
+            }
+            if std::mem::take(&mut self.space) && !self.text.is_empty() && !self.text.ends_with(['\n', ' ']) {
+                self.text.push(' ');
+            }
+            self.text.push(c);
+        }
+    }
+
+    fn line_break(&mut self) {
+        if self.skipping == 0 && !self.text.is_empty() {
+            self.text.push('\n');
+            self.space = false;
+        }
+    }
+
+    /// Cells of a table are kept apart by ` | `, its rows by a line break.
+    fn table_separator(&mut self, name: &str) {
+        let separator = match name {
+            "td" | "th" => " | ",
+            "tr" | "caption" => "\n",
+            _ => return,
+        };
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push_str(separator);
+            self.space = false;
+        }
+    }
+
+    /// Ends the block being read. Within a table, blocks are only spaces
+    /// apart unless `table_ends`: the table is one block.
+    fn flush(&mut self, table_ends: bool) {
+        if self.tables > 0 && !table_ends {
+            self.space = true;
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        self.space = false;
+        let text = if self.pre > 0 && self.tables == 0 { text.trim_end().trim_start_matches(['\n', '\r']) } else { text.trim() };
+        if text.is_empty() {
+            return;
+        }
+        let kind = match (self.tables, self.heading, self.pre, self.list_items, self.quotes) {
+            (1.., ..) => BlockKind::Table,
+            (_, Some(level), ..) => BlockKind::Heading { level, text: collapse(text) },
+            (_, _, 1.., _, _) => BlockKind::Code,
+            (_, _, _, 1.., _) => BlockKind::ListItem,
+            (_, _, _, _, 1..) => BlockKind::Quote,
+            _ => BlockKind::Paragraph,
+        };
+        self.pieces.push(Piece { kind, text: text.to_string(), place: self.place() });
+    }
+
+    fn push(&mut self, open: Open) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.untracked += 1;
+            return;
+        }
+        self.count(&open, true);
+        self.stack.push(open);
+    }
+
+    /// Keeps the counts of open elements by kind as `open` opens or closes.
+    fn count(&mut self, open: &Open, opens: bool) {
+        let change = |n: &mut usize| *n = if opens { *n + 1 } else { n.saturating_sub(1) };
+        if open.skip {
+            change(&mut self.skipping);
+        }
+        match open.place {
+            Place::Main => change(&mut self.main),
+            Place::Article => change(&mut self.articles),
+            Place::Page => {}
+        }
+        match open.role {
+            Role::Pre => change(&mut self.pre),
+            Role::Table => change(&mut self.tables),
+            Role::ListItem => change(&mut self.list_items),
+            Role::Quote => change(&mut self.quotes),
+            Role::Heading(level) => self.heading = opens.then_some(level),
+            Role::Other => {}
+        }
+    }
+
+    /// Closes what a start tag closes without an end tag: a paragraph
+    /// before a block, a list item before the next, a cell or row before
+    /// the next (looking no further than the enclosing list or table).
+    fn close_implied(&mut self, name: &str) {
+        let (closes, within): (&[&str], &[&str]) = match name {
+            "li" => (&["li"], &["ul", "ol", "menu"]),
+            "dt" | "dd" => (&["dt", "dd"], &["dl"]),
+            "tr" => (&["tr", "td", "th"], &["table", "thead", "tbody", "tfoot"]),
+            "td" | "th" => (&["td", "th"], &["tr", "table"]),
+            "option" => (&["option"], &["select", "datalist"]),
+            _ if is_block(name) => (&["p"], &["button", "table", "td", "th", "li", "div", "article", "section", "main"]),
+            _ => return,
+        };
+        let open = self.stack.iter().rev().take_while(|open| !within.contains(&&*open.name)).find(|open| closes.contains(&&*open.name));
+        if let Some(name) = open.map(|open| open.name.clone()) {
+            self.end(&name);
+        }
+    }
+
+    /// Whether the content of the element `tag` opens is left out.
+    fn leaves_out(&self, tag: &Tag) -> bool {
+        let name = &*tag.name;
+        let role = attribute(tag, "role").map(|r| r.trim().to_ascii_lowercase());
+        if NEVER_READ.contains(&name) || is_hidden(tag) {
+            return true;
+        }
+        if self.mode == Mode::Everything {
+            return false;
+        }
+        let page_level = self.place() == Place::Page;
+        matches!(name, "nav" | "aside" | "form" | "dialog")
+            || (page_level && matches!(name, "header" | "footer"))
+            || role
+                .as_deref()
+                .is_some_and(|r| matches!(r, "navigation" | "complementary" | "search" | "dialog") || (page_level && matches!(r, "banner" | "contentinfo")))
+    }
+
+    /// Where the block being read is.
+    fn place(&self) -> Place {
+        match (self.main, self.articles) {
+            (1.., _) => Place::Main,
+            (0, 1..) => Place::Article,
+            _ => Place::Page,
+        }
+    }
+
+    /// The document: the main content's blocks when the page marks it
+    /// (and the pass looks for it), else every block; the title from
+    /// `<title>`, else the first top-level heading.
+    fn into_document(self) -> Extracted {
+        let main = self.pieces.iter().map(|piece| piece.place).max().filter(|_| self.mode == Mode::MainContent).unwrap_or(Place::Page);
+        let mut doc = Extracted { title: self.title, ..Extracted::default() };
+        for piece in self.pieces.into_iter().filter(|piece| piece.place >= main) {
+            if doc.title.is_none() {
+                if let BlockKind::Heading { level: 1, text } = &piece.kind {
+                    doc.title = Some(text.clone());
+                }
+            }
+            let range = push_block(&mut doc.plain, &piece.text);
+            doc.blocks.push(Block { kind: piece.kind, range, page: None });
+        }
+        doc
+    }
+}
+
+/// Elements whose content is never text of the page (besides those whose
+/// content is raw text, see [`raw_text`]).
+const NEVER_READ: [&str; 9] = ["template", "select", "button", "svg", "math", "canvas", "object", "audio", "video"];
+
+/// What the tokenizer must read an element's content as, for the elements
+/// whose content is not markup.
+fn raw_text(name: &str) -> Option<TokenSinkResult<()>> {
+    Some(match name {
+        "script" => TokenSinkResult::RawData(RawKind::ScriptData),
+        "style" | "noscript" | "xmp" | "iframe" | "noembed" | "noframes" => TokenSinkResult::RawData(RawKind::Rawtext),
+        "title" | "textarea" => TokenSinkResult::RawData(RawKind::Rcdata),
+        "plaintext" => TokenSinkResult::Plaintext,
+        _ => return None,
+    })
+}
+
+/// Elements without content or end tag.
+fn is_void(name: &str) -> bool {
+    matches!(name, "area" | "base" | "br" | "col" | "embed" | "hr" | "img" | "input" | "link" | "meta" | "param" | "source" | "track" | "wbr" | "keygen")
+}
+
+/// Elements that end the block before them and start a new one.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "legend"
+            | "li"
+            | "main"
+            | "nav"
+            | "ol"
+            | "p"
+            | "plaintext"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "td"
+            | "th"
+            | "tr"
+            | "ul"
+            | "xmp"
+    )
+}
+
+fn role(name: &str) -> Role {
+    match name {
+        "pre" => Role::Pre,
+        "table" => Role::Table,
+        "li" => Role::ListItem,
+        "blockquote" => Role::Quote,
+        _ => match name.strip_prefix('h').and_then(|n| n.parse::<u8>().ok()) {
+            Some(level @ 1..=6) if name.len() == 2 => Role::Heading(level),
+            _ => Role::Other,
+        },
+    }
+}
+
+/// `<main>` (or `role="main"`) and `<article>` mark the main content.
+fn place(tag: &Tag) -> Place {
+    match &*tag.name {
+        "main" => Place::Main,
+        "article" => Place::Article,
+        _ if attribute(tag, "role").is_some_and(|r| r.trim().eq_ignore_ascii_case("main")) => Place::Main,
+        _ => Place::Page,
+    }
+}
+
+/// `hidden`, `aria-hidden="true"`, or a style of `display: none` or `visibility: hidden`.
+fn is_hidden(tag: &Tag) -> bool {
+    let style = attribute(tag, "style").map(|s| s.to_ascii_lowercase().split_whitespace().collect::<String>());
+    attribute(tag, "hidden").is_some()
+        || attribute(tag, "aria-hidden").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        || style.is_some_and(|s| s.contains("display:none") || s.contains("visibility:hidden"))
+}
+
+fn attribute<'t>(tag: &'t Tag, name: &str) -> Option<&'t str> {
+    tag.attrs.iter().find(|a| &*a.name.local == name).map(|a| &*a.value)
+}
+
+/// `text` with each run of white space made one space, trimmed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(doc: &Extracted) -> Vec<(BlockKind, &str)> {
+        doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect()
+    }
+
+    fn heading(level: u8, text: &str) -> BlockKind {
+        BlockKind::Heading { level, text: text.into() }
+    }
+
+    const PAGE: &str = r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>The Guide &amp; more</title>
+<style>body { color: red }</style><script>var secret = "scriptword";</script></head>
+<body>
+<header><h1>Site name</h1><nav><a href="/">Home</a> navword</nav></header>
+<nav>Other navword links</nav>
+<main>
+  <h1>Caring  for
+  plants</h1>
+  <p>Water them <b>weekly</b> &mdash; not daily.<br>Really.</p>
+  <div hidden>hiddenword</div><p style="display: none">hiddenword</p><span aria-hidden="true">hiddenword</span>
+  <h2>Soil</h2>
+  <ul><li>Loam<li>Sand <ul><li>coarse</li></ul></li></ul>
+  <table><tr><th>Kind</th><th>Days</th></tr><tr><td>Fern</td><td><p>3</p></td></tr></table>
+  <pre>
+fn water() {
+    daily();
+}</pre>
+  <blockquote><p>Less is more.</p></blockquote>
+  <form><label>Search</label><input name=q><button>Go formword</button></form>
+  <aside>asideword</aside>
+</main>
+<footer>footerword &copy; 2024</footer>
+<noscript>noscriptword</noscript>
+</body></html>"#;
+
+    #[test]
+    fn the_main_content_becomes_blocks_and_the_rest_is_left_out() {
+        let doc = extract(PAGE.as_bytes(), None).unwrap();
+        assert_eq!(doc.title.as_deref(), Some("The Guide & more"));
+        assert_eq!(
+            blocks(&doc),
+            [
+                (heading(1, "Caring for plants"), "Caring for plants"),
+                (BlockKind::Paragraph, "Water them weekly — not daily.\nReally."),
+                (heading(2, "Soil"), "Soil"),
+                (BlockKind::ListItem, "Loam"),
+                (BlockKind::ListItem, "Sand"),
+                (BlockKind::ListItem, "coarse"),
+                (BlockKind::Table, "Kind | Days\nFern | 3"),
+                (BlockKind::Code, "fn water() {\n    daily();\n}"),
+                (BlockKind::Quote, "Less is more."),
+            ]
+        );
+        for word in ["scriptword", "navword", "hiddenword", "formword", "asideword", "footerword", "noscriptword", "Site name", "color"] {
+            assert!(!doc.plain.contains(word), "{word} in {:?}", doc.plain);
+        }
+    }
+
+    #[test]
+    fn without_main_the_page_minus_its_furniture_is_kept_and_the_title_is_the_first_h1() {
+        let page = "<body><header><p>Brand</p></header><nav>Menu</nav><h2>Intro</h2><h1>Real title</h1><p>Body text.</p><footer>Legal</footer>";
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(blocks(&doc), [(heading(2, "Intro"), "Intro"), (heading(1, "Real title"), "Real title"), (BlockKind::Paragraph, "Body text.")]);
+        assert_eq!(doc.title.as_deref(), Some("Real title"));
+        // An article keeps its own header and footer.
+        let page = "<header>Site</header><article><header><h1>Post</h1></header><p>Text.</p><footer>By someone</footer></article>";
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(blocks(&doc), [(heading(1, "Post"), "Post"), (BlockKind::Paragraph, "Text."), (BlockKind::Paragraph, "By someone")]);
+        // <main> wins over articles outside it (teasers), articles over the rest of the page.
+        let page = "<article><h2>Teaser</h2><p>Other post.</p></article><div role=main><p>The real text.</p><article><p>Inner.</p></article></div>";
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "The real text."), (BlockKind::Paragraph, "Inner.")]);
+        let doc = extract(b"<p>Intro outside.</p><article><p>One.</p></article><article><p>Two.</p></article>", None).unwrap();
+        assert_eq!(doc.plain, "One.\n\nTwo.");
+        // A page that is all furniture (a form around everything) is read whole.
+        let doc = extract(b"<form><p>Only a form's text.</p><script>x()</script></form>", None).unwrap();
+        assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "Only a form's text.")]);
+    }
+
+    #[test]
+    fn entities_are_decoded_and_broken_markup_is_read() {
+        let page =
+            "<p>caf&eacute; &lt;tag&gt; &#x1F600; &amp &bogus; <b>bold <i>both</b> italic</i><p>second <div>block</p> tail <li>item</ul></table></td></span>\
+                    <p class=x\"y>text after an odd attribute<p>last &";
+        let doc = extract(page.as_bytes(), None).unwrap();
+        let got = blocks(&doc);
+        assert_eq!(got[0], (BlockKind::Paragraph, "café <tag> 😀 & &bogus; bold both italic"));
+        assert_eq!(got[1], (BlockKind::Paragraph, "second"));
+        assert_eq!(got[2], (BlockKind::Paragraph, "block"), "a stray </p> ends a block too");
+        assert_eq!(got[3], (BlockKind::Paragraph, "tail"));
+        assert_eq!(got[4], (BlockKind::ListItem, "item"));
+        assert!(doc.plain.contains("text after an odd attribute") && doc.plain.ends_with("last &"), "{:?}", doc.plain);
+        for garbage in ["", "<", "</", "<!--", "<![CDATA[", "<p", "<script>", "<title>unclosed", "</p></div><p>x", "<svg/><p>after svg</p>"] {
+            let doc = extract(garbage.as_bytes(), None).unwrap();
+            assert!(doc.blocks.iter().all(|b| doc.plain.get(b.range.clone()).is_some()), "{garbage:?}");
+        }
+        assert_eq!(extract(b"<svg/><p>after svg</p>", None).unwrap().plain, "after svg");
+    }
+
+    #[test]
+    fn a_deeply_nested_or_huge_page_is_read_without_recursion() {
+        let depth = 100_000;
+        let page = format!("{}<p>deep text</p><script>{}</script>{}", "<div>".repeat(depth), "x".repeat(10), "</div>".repeat(depth));
+        let started = std::time::Instant::now();
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(doc.plain, "deep text");
+        let page = format!("<main>{}</main>", "<div><span>word</span>".repeat(depth));
+        let doc = extract(page.as_bytes(), None).unwrap();
+        assert_eq!(doc.blocks.len(), depth);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn the_charset_comes_from_the_header_the_meta_tag_or_detection() {
+        let latin1 = b"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=ISO-8859-1\"></head><p>caf\xe9</p>";
+        assert_eq!(extract(latin1, None).unwrap().plain, "café");
+        let meta = b"<meta charset='windows-1252'><p>na\xefve</p>";
+        assert_eq!(extract(meta, None).unwrap().plain, "naïve");
+        let (gbk, _, _) = encoding_rs::GBK.encode("<p>中文的页面内容</p>");
+        assert_eq!(extract(&gbk, Some("gbk")).unwrap().plain, "中文的页面内容");
+        assert_eq!(meta_charset(b"<meta name=x><META Charset = \"UTF-8\">").as_deref(), Some("utf-8"));
+        assert!(extract(b"\x00\x01\x02binary\x00", None).is_err(), "binary content is an error");
+        // The public entry point bounds and titles the document like every format.
+        let doc = super::super::extract_html(b"<h2>Only heading</h2><p>x</p>", Some("utf-8")).unwrap();
+        assert_eq!(doc.title.as_deref(), Some("Only heading"));
+    }
+}

@@ -1,0 +1,85 @@
+//! `.keaignore` and `.gitignore` files (gitignore syntax, in any folder)
+//! and Obsidian's own folders keep files out of the index: at every sync,
+//! and in the watcher, which re-reads everything when an ignore file changes.
+
+use std::time::Duration;
+
+use super::util::{count, Sandbox};
+use super::watch::Watcher;
+
+fn write(sandbox: &Sandbox, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let path = sandbox.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn indexed(sandbox: &Sandbox) -> Vec<String> {
+    let mut paths: Vec<String> = sandbox.documents().into_iter().map(|(path, _)| path).collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn ignored_files_stay_out_of_the_index_and_a_new_pattern_drops_one() {
+    let sandbox = Sandbox::empty();
+    write(
+        &sandbox,
+        &[
+            (".gitignore", "drafts/\nscratch-*.md\n"),
+            (".keaignore", "private.md\n"),
+            ("sub/.gitignore", "local.txt\n"),
+            ("notes.md", "# Notes\n\nThe ferry to the island leaves at seven every morning.\n"),
+            ("later.md", "# Later\n\nThe library closes early on public holidays.\n"),
+            ("sub/shared.txt", "The shared printer is on the second floor.\n"),
+            ("sub/local.txt", "Local settings of one machine.\n"),
+            ("drafts/wip.md", "# Work in progress\n\nAn unfinished draft.\n"),
+            ("scratch-1.md", "Scratch notes.\n"),
+            ("private.md", "# Private\n\nA private diary entry.\n"),
+            (".obsidian/workspace.md", "Editor state.\n"),
+            (".trash/deleted.md", "# Deleted\n\nA note moved to the trash.\n"),
+        ],
+    );
+    let report = sandbox.index();
+    assert_eq!(count(&report, "documents"), 3, "{report}");
+    assert_eq!(indexed(&sandbox), ["later.md", "notes.md", "sub/shared.txt"]);
+
+    std::fs::write(sandbox.path(".keaignore"), "private.md\nlater.md\n").unwrap();
+    let report = sandbox.index();
+    assert_eq!(count(&report, "removed"), 1, "{report}");
+    assert_eq!(indexed(&sandbox), ["notes.md", "sub/shared.txt"]);
+    assert!(sandbox.path("later.md").exists(), "ignoring a document never touches the file");
+
+    // A pattern taken back (here by a negation in a sub-folder's file) lets the file in again.
+    std::fs::write(sandbox.path("sub/.gitignore"), "local.txt\n!local.txt\n").unwrap();
+    let report = sandbox.index();
+    assert_eq!(count(&report, "processed"), 1, "{report}");
+    assert_eq!(indexed(&sandbox), ["notes.md", "sub/local.txt", "sub/shared.txt"]);
+    let hits = sandbox.search("When does the ferry leave?", 1);
+    assert_eq!(hits[0]["source"], "notes.md");
+}
+
+#[test]
+fn the_watcher_leaves_a_new_ignored_file_out_and_follows_a_changed_ignore_file() {
+    let sandbox = Sandbox::empty();
+    write(&sandbox, &[(".keaignore", "ignored-*.md\n"), ("notes.md", "# Notes\n\nThe ferry to the island leaves at seven every morning.\n")]);
+    let watcher = Watcher::start(&sandbox);
+    let initial = watcher.wait_for("the initial sync", |_| true);
+    assert_eq!(count(&initial, "documents"), 1, "{initial}");
+    std::thread::sleep(Duration::from_millis(500));
+
+    // The ignored file first: once the normal one is in, the ignored one was seen.
+    write(&sandbox, &[("ignored-1.md", "# Ignored\n\nThe bakery sells rye bread on Fridays.\n")]);
+    std::thread::sleep(Duration::from_millis(300));
+    write(&sandbox, &[("normal.md", "# Normal\n\nThe museum is free on the first Sunday of the month.\n")]);
+    watcher.wait_for("the normal file", |v| count(v, "documents") == 2);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(indexed(&sandbox), ["normal.md", "notes.md"]);
+
+    // Ignoring the normal file and no longer the other: a full sync swaps them.
+    std::fs::write(sandbox.path(".keaignore"), "normal.md\n").unwrap();
+    let swap = watcher.wait_for("the sync after the ignore file changed", |v| count(v, "removed") == 1);
+    assert_eq!(count(&swap, "documents"), 2, "{swap}");
+    assert_eq!(indexed(&sandbox), ["ignored-1.md", "notes.md"]);
+}
