@@ -96,7 +96,7 @@ fn zip_declaring(name: &str, declared: u64, data: &[u8]) -> Vec<u8> {
     out.extend(0x0201_4b50u32.to_le_bytes());
     out.extend([45, 3]);
     common(&mut out);
-    out.extend([0; 12]); // comment, disk, attributes, local header at 0
+    out.extend([0; 14]); // comment, disk, attributes, local header at 0
     out.extend(name.as_bytes());
     zip64(&mut out);
     let directory_len = out.len() - directory_at;
