@@ -33,4 +33,9 @@ pub const COMMANDS: &[&str] = &[
     "reembed_cost",
     "model_use",
     "use_remote_embedder",
+    "collections",
+    "create_collection",
+    "select_collection",
+    "update_collection",
+    "remove_collection",
 ];

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use kea_engine::chat::{ChatOptions, RouterMode};
 use kea_engine::identify::{IdentifyOptions, Photo};
@@ -13,8 +14,8 @@ use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto, LlmInfoDto, MessageDto, ModelDto,
-    ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    AnswerDto, CollectionDto, CollectionSettingsDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto,
+    LlmInfoDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -53,7 +54,12 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         model_remove,
         reembed_cost,
         model_use,
-        use_remote_embedder
+        use_remote_embedder,
+        collections,
+        create_collection,
+        select_collection,
+        update_collection,
+        remove_collection
     ]
 }
 
@@ -168,16 +174,29 @@ fn open_link(app: AppHandle, url: String) -> Result<(), ErrorDto> {
     app.opener().open_url(url, None::<&str>).map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))
 }
 
+/// Answers from the selected collection, or across the ones `collections`
+/// names (`["all"]`: every one); the conversation is the selected one's.
 #[tauri::command]
-async fn ask(state: State<'_, AppState>, question: String, chat_id: Option<i64>, on_event: Channel<StreamDto>) -> Result<AnswerDto, ErrorDto> {
-    let (engine, llm, settings) = (state.engine()?, state.llm()?, state.settings());
+async fn ask(
+    state: State<'_, AppState>,
+    question: String,
+    chat_id: Option<i64>,
+    collections: Option<Vec<String>>,
+    on_event: Channel<StreamDto>,
+) -> Result<AnswerDto, ErrorDto> {
+    let (engines, llm, settings) = (state.engines_named(&collections.unwrap_or_default())?, state.llm()?, state.settings());
     let epoch = state.stop_epoch.clone();
     let started_at = epoch.load(Ordering::SeqCst);
     blocking(move || {
         let options =
             ChatOptions { router: RouterMode::for_provider(llm.kind()), retrieval: settings.retrieval, enhance: settings.enhance, ..Default::default() };
         let stopped = move || epoch.load(Ordering::SeqCst) != started_at;
-        let answer = engine.answerer().ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
+        let (engine, others) = engines.split_first().expect("the selected collection's engine");
+        let answerer = match others {
+            [] => engine.answerer(),
+            _ => engine.answerer_over(Box::new(engine.across(&others.iter().map(Arc::as_ref).collect::<Vec<_>>()))),
+        };
+        let answer = answerer.ask(llm.as_ref(), chat_id, &question, &options, &mut forward(&on_event), &stopped)?;
         Ok(AnswerDto::from(&answer))
     })
     .await
@@ -214,8 +233,16 @@ async fn identify(
 }
 
 #[tauri::command]
-async fn passage(state: State<'_, AppState>, chunk_id: i64) -> Result<PassageDto, ErrorDto> {
-    let engine = state.engine()?;
+async fn passage(state: State<'_, AppState>, chunk_id: i64, collection: Option<String>) -> Result<PassageDto, ErrorDto> {
+    // A citation of an answer across collections names its collection.
+    let engine = match collection {
+        Some(name) => state
+            .engines_named(std::slice::from_ref(&name))?
+            .into_iter()
+            .find(|e| e.config().collection.eq_ignore_ascii_case(&name))
+            .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("the collection '{name}' is not open")))?,
+        None => state.engine()?,
+    };
     blocking(move || {
         let row = engine.retriever().chunks(&[chunk_id as u64])?.pop();
         row.map(PassageDto::from).ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("passage {chunk_id} is no longer indexed")))
@@ -382,4 +409,43 @@ async fn set_knowledge_dir(app: AppHandle, state: State<'_, AppState>, path: Str
 #[tauri::command]
 async fn use_remote_embedder(app: AppHandle, remote: RemoteEmbedderDto) -> Result<(), ErrorDto> {
     blocking(move || crate::use_remote_embedder(&app, remote.into_config())).await
+}
+
+/// Every collection, the selected one marked.
+#[tauri::command]
+async fn collections(state: State<'_, AppState>) -> Result<Vec<CollectionDto>, ErrorDto> {
+    let ((library, all), selected, settings) = (state.collections()?, state.selected(), state.settings());
+    blocking(move || {
+        let dto = |c: &kea_engine::collections::Collection| {
+            let config = library.engine_config(c, &settings, &kea_engine::settings::Overrides::from_env());
+            let embedder = Engine::indexed_model(&config.data_dir).ok().flatten().unwrap_or_else(|| config.model_id.clone());
+            CollectionDto::new(c, c.name.eq_ignore_ascii_case(&selected), embedder, kea_engine::collections::language_warning(c, &config))
+        };
+        Ok(all.iter().map(dto).collect())
+    })
+    .await
+}
+
+/// A new collection over a folder the person picked or dropped (`null`: a
+/// new folder named after it), selected at once.
+#[tauri::command]
+async fn create_collection(app: AppHandle, state: State<'_, AppState>, name: String, folder: Option<String>) -> Result<String, ErrorDto> {
+    let folder = folder.map(|f| state.chosen(&f)).transpose()?;
+    blocking(move || Ok(crate::create_collection(&app, &name, folder)?.name)).await
+}
+
+#[tauri::command]
+async fn select_collection(app: AppHandle, name: String) -> Result<(), ErrorDto> {
+    blocking(move || crate::select_collection(&app, &name)).await
+}
+
+#[tauri::command]
+async fn update_collection(app: AppHandle, name: String, settings: CollectionSettingsDto) -> Result<(), ErrorDto> {
+    blocking(move || crate::update_collection(&app, &name, |current| settings.into_settings(&current.settings))).await
+}
+
+/// Removes a collection: never its folders; its index only with `delete_index`.
+#[tauri::command]
+async fn remove_collection(app: AppHandle, name: String, delete_index: bool) -> Result<(), ErrorDto> {
+    blocking(move || crate::remove_collection(&app, &name, delete_index)).await
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use dto::{ErrorDto, ProgressDto};
+use kea_engine::collections::{Collection, Library, DEFAULT_COLLECTION};
 use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
 use kea_engine::{CancelToken, Engine, EngineConfig, ErrorKind};
@@ -45,6 +46,18 @@ struct AppState {
     /// Files and folders the person picked in a dialog or dropped on the
     /// window: the only paths outside Kea's folders the webview may name.
     grants: kea_engine::access::Grants,
+    /// The collection the knowledge pane and chat work on (empty: the default one).
+    collection: RwLock<String>,
+    /// The other collections, open, synced and watched in the background.
+    background: Mutex<Vec<Background>>,
+    /// Held while the background collections are replaced.
+    background_turn: Mutex<()>,
+}
+
+/// A collection open beside the selected one.
+struct Background {
+    engine: Arc<Engine>,
+    watcher: Option<kea_engine::WatchHandle>,
 }
 
 impl AppState {
@@ -60,10 +73,53 @@ impl AppState {
         self.settings.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// The engine configuration from the command line's folders and the settings.
+    /// The selected collection's engine configuration (the command line's
+    /// folders, the settings, the collection's own).
     fn engine_config(&self) -> Result<EngineConfig, ErrorDto> {
+        self.collection_config(&self.selected())
+    }
+
+    /// The selected collection's name.
+    fn selected(&self) -> String {
+        let name = self.collection.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if name.is_empty() {
+            DEFAULT_COLLECTION.to_string()
+        } else {
+            name
+        }
+    }
+
+    /// The collections' registry (a damaged one: only the default collection, and the error).
+    fn library(&self) -> Result<Library, ErrorDto> {
+        Ok(Library::load(&self.dirs()?.1)?)
+    }
+
+    /// Every collection, the default one first.
+    fn collections(&self) -> Result<(Library, Vec<Collection>), ErrorDto> {
         let (knowledge, data_dir) = self.dirs()?;
-        Ok(engine_config(&self.settings(), knowledge, data_dir))
+        let library = Library::load(&data_dir).unwrap_or_else(|_| Library::empty(&data_dir));
+        let all = library.list(&self.settings(), Some(knowledge));
+        Ok((library, all))
+    }
+
+    /// The engine configuration of the collection called `name`.
+    fn collection_config(&self, name: &str) -> Result<EngineConfig, ErrorDto> {
+        let (library, all) = self.collections()?;
+        let collection = all
+            .into_iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
+        Ok(library.engine_config(&collection, &self.settings(), &kea_engine::settings::Overrides::from_env()))
+    }
+
+    /// The open engines of the collections `names` names (`all`: every one), the selected one first.
+    fn engines_named(&self, names: &[String]) -> Result<Vec<Arc<Engine>>, ErrorDto> {
+        let all = names.iter().any(|n| n.eq_ignore_ascii_case(kea_engine::collections::ALL_COLLECTIONS));
+        let wanted = |e: &Engine| all || names.iter().any(|n| n.eq_ignore_ascii_case(&e.config().collection));
+        let mut engines: Vec<Arc<Engine>> = vec![self.engine()?];
+        let background = self.background.lock().unwrap_or_else(|p| p.into_inner());
+        engines.extend(background.iter().map(|b| b.engine.clone()).filter(|e| wanted(e)));
+        Ok(engines)
     }
 
     /// The knowledge and data folders.
@@ -155,6 +211,8 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
         Role::Embedder => {
             config.use_model(id);
             config.reembed = true;
+            // A named collection keeps its own embedder (the default one's is the settings').
+            kea_engine::collections::remember_explicit_embedder(&config)?;
             start_engine(app.clone(), config);
         }
         Role::Reranker => start_engine(app.clone(), state.engine_config()?),
@@ -165,8 +223,8 @@ fn apply_model_choice(app: &AppHandle, role: Role, id: &str) -> Result<(), Error
     Ok(())
 }
 
-/// Makes `folder` (chosen by the person) the knowledge folder: kept in the
-/// settings, and the engine reopens over it (the index follows the new
+/// Makes `folder` (chosen by the person) the selected collection's folder
+/// (the default collection's is kept in the settings), and the engine reopens over it (the index follows the new
 /// folder's files; no file of either folder is touched).
 fn use_knowledge_dir(app: &AppHandle, folder: PathBuf) -> Result<(), ErrorDto> {
     let state = app.state::<AppState>();
@@ -176,6 +234,12 @@ fn use_knowledge_dir(app: &AppHandle, folder: PathBuf) -> Result<(), ErrorDto> {
         return Err(ErrorDto::new(ErrorKind::InvalidInput, format!("{} holds or is inside Kea's own data folder", folder.display())));
     }
     std::fs::create_dir_all(&folder).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", folder.display())))?;
+    let selected = state.selected();
+    if selected != DEFAULT_COLLECTION {
+        // Another collection is re-pointed (its documents are re-read; vectors are reused by content).
+        state.library()?.set_folders(&selected, &[folder])?;
+        return select_collection(app, &selected);
+    }
     let mut settings = state.settings();
     settings.knowledge_dir = Some(folder.clone());
     state.store_settings(settings)?;
@@ -196,6 +260,7 @@ fn use_remote_embedder(app: &AppHandle, remote: kea_engine::remote_embed::Remote
     let mut config = state.engine_config()?;
     config.use_remote(remote);
     config.reembed = true;
+    kea_engine::collections::remember_explicit_embedder(&config)?;
     start_engine(app.clone(), config);
     Ok(())
 }
@@ -228,30 +293,155 @@ fn dirs_from_args() -> (Option<PathBuf>, PathBuf) {
 /// watching; reports failures to the UI.
 fn start_engine(app: AppHandle, config: EngineConfig) {
     std::thread::spawn(move || {
+        if let Some(engine) = replace_engine(&app, config) {
+            run_engine(&app, engine);
+        }
+    });
+}
+
+/// Chooses the language model, syncs `engine` (the selected collection's),
+/// then watches its folders unless another engine replaced it meanwhile.
+fn run_engine(app: &AppHandle, engine: Arc<Engine>) {
+    let state = app.state::<AppState>();
+    select_llm(app, engine.config().model_paths.dirs.clone());
+    if engine.folders().primary().is_none() {
+        return; // imported without its documents: searched as it is
+    }
+    let synced = engine.indexer().sync(&progress_sink(app.clone()), &CancelToken::new());
+    let _turn = state.restarting.lock().unwrap_or_else(|p| p.into_inner());
+    // A later switch has replaced this engine: its sync was cancelled or
+    // refused (the index is the new embedder's); it watches nothing.
+    if !state.engine().is_ok_and(|current| Arc::ptr_eq(&current, &engine)) {
+        return;
+    }
+    if let Err(e) = synced {
+        let _ = app.emit("engine-error", ErrorDto::from(e));
+    }
+    if let Some(handle) = watch_reporting(app, engine) {
+        *state.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
+}
+
+/// Watches `engine`'s folders, its sync failures said as `engine-error` events.
+fn watch_reporting(app: &AppHandle, engine: Arc<Engine>) -> Option<kea_engine::WatchHandle> {
+    let error_app = app.clone();
+    let sink: Arc<dyn kea_engine::ProgressSink> = Arc::new(progress_sink(app.clone()));
+    let watched = kea_engine::watch(engine, sink, std::time::Duration::from_millis(300), move |e| {
+        let _ = error_app.emit("engine-error", ErrorDto::from(e));
+    });
+    watched.map_err(|e| app.emit("engine-error", ErrorDto::from(e))).ok()
+}
+
+/// Stops the background collections' watchers and indexing.
+fn stop_background(state: &AppState) {
+    let previous = std::mem::take(&mut *state.background.lock().unwrap_or_else(|p| p.into_inner()));
+    for background in previous {
+        if let Some(watcher) = background.watcher {
+            watcher.stop();
+        }
+        background.engine.retire();
+    }
+}
+
+/// Opens every collection but the selected one, then syncs and watches
+/// each (their progress is not the knowledge pane's: only failures are said).
+fn start_background(app: AppHandle) {
+    std::thread::spawn(move || {
         let state = app.state::<AppState>();
-        let Some(engine) = replace_engine(&app, config) else { return };
-        select_llm(&app, engine.config().model_paths.dirs.clone());
-        let synced = engine.indexer().sync(&progress_sink(app.clone()), &CancelToken::new());
-        let _turn = state.restarting.lock().unwrap_or_else(|p| p.into_inner());
-        // A later switch has replaced this engine: its sync was cancelled or
-        // refused (the index is the new embedder's); it watches nothing.
-        if !state.engine().is_ok_and(|current| Arc::ptr_eq(&current, &engine)) {
-            return;
+        let _turn = state.background_turn.lock().unwrap_or_else(|p| p.into_inner());
+        stop_background(&state);
+        let Ok((library, all)) = state.collections() else { return };
+        let selected = state.selected();
+        for collection in all.iter().filter(|c| !c.name.eq_ignore_ascii_case(&selected)) {
+            let config = library.engine_config(collection, &state.settings(), &kea_engine::settings::Overrides::from_env());
+            match Engine::open(config) {
+                Ok(engine) => state.background.lock().unwrap_or_else(|p| p.into_inner()).push(Background { engine: Arc::new(engine), watcher: None }),
+                Err(e) => drop(app.emit("engine-error", ErrorDto::from(e))),
+            }
         }
-        if let Err(e) = synced {
-            let _ = app.emit("engine-error", ErrorDto::from(e));
-        }
-        let error_app = app.clone();
-        let sink: Arc<dyn kea_engine::ProgressSink> = Arc::new(progress_sink(app.clone()));
-        match kea_engine::watch(engine, sink, std::time::Duration::from_millis(300), move |e| {
-            let _ = error_app.emit("engine-error", ErrorDto::from(e));
-        }) {
-            Ok(handle) => *state.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
-            Err(e) => {
+        let engines: Vec<Arc<Engine>> = state.background.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|b| b.engine.clone()).collect();
+        for engine in engines.into_iter().filter(|e| e.folders().primary().is_some()) {
+            if let Err(e) = engine.indexer().sync(&(), &CancelToken::new()) {
                 let _ = app.emit("engine-error", ErrorDto::from(e));
+            }
+            let watcher = kea_engine::watch(engine.clone(), Arc::new(()), std::time::Duration::from_millis(300), |_| {}).ok();
+            let mut background = state.background.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = background.iter_mut().find(|b| Arc::ptr_eq(&b.engine, &engine)) {
+                slot.watcher = watcher;
             }
         }
     });
+}
+
+/// Makes `name` the collection the knowledge pane and chat work on: the
+/// others are stopped, it opens (the previous one retired first), and they
+/// all reopen in the background.
+fn select_collection(app: &AppHandle, name: &str) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let config = state.collection_config(name)?;
+    let _turn = state.background_turn.lock().unwrap_or_else(|p| p.into_inner());
+    stop_background(&state);
+    *state.collection.write().unwrap_or_else(|p| p.into_inner()) = config.collection.clone();
+    let engine = replace_engine(app, config).ok_or_else(|| ErrorDto::new(ErrorKind::Internal, format!("the collection '{name}' did not open")))?;
+    let run_app = app.clone();
+    std::thread::spawn(move || run_engine(&run_app, engine));
+    start_background(app.clone());
+    Ok(())
+}
+
+/// Creates a collection over the folder the person chose, or a new folder
+/// named after it beside the default collection's, and selects it.
+fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Result<Collection, ErrorDto> {
+    let state = app.state::<AppState>();
+    let (knowledge, data_dir) = state.dirs()?;
+    let mut library = state.library()?;
+    let name = library.check_new_name(name)?;
+    let folder = match folder {
+        Some(folder) => folder,
+        None => {
+            let base: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '-' } else { c }).collect();
+            let parent = knowledge.parent().map_or_else(|| data_dir.clone(), std::path::Path::to_path_buf);
+            let free = (1..).map(|n| parent.join(if n == 1 { base.clone() } else { format!("{base} ({n})") })).find(|p| !p.exists()).expect("a free name");
+            std::fs::create_dir_all(&free).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", free.display())))?;
+            free
+        }
+    };
+    let collection = library.create(&name, &[folder], kea_engine::collections::CollectionSettings::default())?;
+    select_collection(app, &collection.name)?;
+    Ok(collection)
+}
+
+/// Removes a collection (never its folders; its index only when asked); the
+/// default one is selected if it was this one.
+fn remove_collection(app: &AppHandle, name: &str, delete_index: bool) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let mut library = state.library()?;
+    if state.selected().eq_ignore_ascii_case(name) {
+        select_collection(app, DEFAULT_COLLECTION)?;
+    }
+    // Its engine is in the background now: stopped before its index goes.
+    let _turn = state.background_turn.lock().unwrap_or_else(|p| p.into_inner());
+    stop_background(&state);
+    let removed = library.remove(name, delete_index);
+    drop(_turn);
+    start_background(app.clone());
+    removed.map(drop).map_err(ErrorDto::from)
+}
+
+/// Saves a collection's own settings and reopens it with them.
+fn update_collection(
+    app: &AppHandle,
+    name: &str,
+    edit: impl FnOnce(&Collection) -> Result<kea_engine::collections::CollectionSettings, ErrorDto>,
+) -> Result<(), ErrorDto> {
+    let state = app.state::<AppState>();
+    let (mut library, all) = state.collections()?;
+    let collection = all
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
+    library.set_settings(&collection.name, edit(collection)?)?;
+    select_collection(app, &state.selected())
 }
 
 /// Stops the running engine's watcher and indexing, opens one for
@@ -291,7 +481,8 @@ pub fn run() {
     let _ = state.settings_path.set(settings_path);
     let knowledge = state.settings().knowledge_dir(knowledge);
     *state.dirs.write().unwrap_or_else(|p| p.into_inner()) = Some((knowledge.clone(), data_dir.clone()));
-    let config = engine_config(&state.settings(), knowledge, data_dir);
+    // The default collection (a damaged collections file cannot keep it from opening).
+    let config = state.engine_config().unwrap_or_else(|_| engine_config(&state.settings(), knowledge, data_dir));
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
@@ -305,6 +496,7 @@ pub fn run() {
         .invoke_handler(commands::handler())
         .setup(move |app| {
             start_engine(app.handle().clone(), config);
+            start_background(app.handle().clone());
             Ok(())
         })
         .run(tauri::generate_context!())

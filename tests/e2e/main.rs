@@ -5,6 +5,7 @@
 //! made to cite a given passage or emit a given payload); everything else
 //! is real: the engine, MiniLM, SQLite, usearch and the fixture CLIP model.
 
+mod collections;
 mod first_run;
 mod harness;
 #[path = "../integration/hub.rs"]

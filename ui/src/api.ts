@@ -4,6 +4,8 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 
 import type {
   AnswerDto,
+  CollectionDto,
+  CollectionSettingsDto,
   ConversationDto,
   DownloadDto,
   EvalDto,
@@ -50,12 +52,13 @@ export const api = {
   openDocument: (path: string, page: number | null = null) => invoke<void>("open_document", { path, page }),
   documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),
-  ask: (question: string, chatId: number | null, onEvent: (e: StreamDto) => void) =>
-    invoke<AnswerDto>("ask", { question, chatId, onEvent: streamed(onEvent) }),
+  /** `collections`: null asks the selected collection; ["all"] every one. */
+  ask: (question: string, chatId: number | null, collections: string[] | null, onEvent: (e: StreamDto) => void) =>
+    invoke<AnswerDto>("ask", { question, chatId, collections, onEvent: streamed(onEvent) }),
   stopGeneration: () => invoke<void>("stop_generation"),
   identify: (image: { path?: string; bytes?: number[] }, chatId: number | null, lang: string, onEvent: (e: StreamDto) => void) =>
     invoke<IdentificationDto>("identify", { ...image, chatId, lang, onEvent: streamed(onEvent) }),
-  passage: (chunkId: number) => invoke<PassageDto>("passage", { chunkId }),
+  passage: (chunkId: number, collection: string | null = null) => invoke<PassageDto>("passage", { chunkId, collection }),
   conversations: () => invoke<ConversationDto[]>("conversations"),
   conversationMessages: (id: number) => invoke<MessageDto[]>("conversation_messages", { id }),
   renameConversation: (id: number, title: string) => invoke<void>("rename_conversation", { id, title }),
@@ -79,4 +82,11 @@ export const api = {
   reembedCost: () => invoke<ReembedCostDto>("reembed_cost"),
   modelUse: (role: ModelRoleDto, id: string) => invoke<void>("model_use", { role, id }),
   useRemoteEmbedder: (remote: RemoteEmbedderDto) => invoke<void>("use_remote_embedder", { remote }),
+  collections: () => invoke<CollectionDto[]>("collections"),
+  /** A new collection over a picked folder (null: a new folder named after it); it becomes the selected one. */
+  createCollection: (name: string, folder: string | null) => invoke<string>("create_collection", { name, folder }),
+  selectCollection: (name: string) => invoke<void>("select_collection", { name }),
+  updateCollection: (name: string, settings: CollectionSettingsDto) => invoke<void>("update_collection", { name, settings }),
+  /** Never deletes the collection's folders; its index only with `deleteIndex`. */
+  removeCollection: (name: string, deleteIndex: boolean) => invoke<void>("remove_collection", { name, deleteIndex }),
 };

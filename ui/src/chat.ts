@@ -2,6 +2,7 @@
 // citations, the "how this was answered" trace, stop, copy, conversations
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
+import { askScope, collectionLabel, selectedCollection } from "./collections";
 import { api, type AnswerDto, type CitationDto, type IdentificationDto, type ReasonDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toastError } from "./dom";
 import { downloadInto } from "./models";
@@ -37,14 +38,17 @@ function openLink(url: string) {
 
 async function showPassage(citation: CitationDto) {
   try {
-    const passage = await api.passage(citation.chunk_id);
+    const passage = await api.passage(citation.chunk_id, citation.collection);
     $("passage-source").textContent = passage.source;
     $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
-    openPassagePath = passage.source;
+    // A passage of another collection (an answer across several) shows its text only.
+    const elsewhere = citation.collection != null && citation.collection !== selectedCollection();
+    openPassagePath = elsewhere ? null : passage.source;
     openPassagePage = passage.page;
+    if (citation.collection) $("passage-source").textContent = `${collectionLabel(citation.collection)} › ${passage.source}`;
     $("passage").hidden = false;
-    await showPdfPage(passage.source, passage.page, passage.text);
+    if (!elsewhere) await showPdfPage(passage.source, passage.page, passage.text);
   } catch (e) {
     toastError(e);
   }
@@ -200,7 +204,7 @@ function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[],
   if (citations.length) {
     const sources = el("div", undefined, "sources");
     sources.append(el("span", `${t("chat.sources")}: `, "muted"));
-    for (const c of citations) sources.append(citationButton(c, c.id), el("span", ` ${c.source} | ${c.heading_path} `, "muted"));
+    for (const c of citations) sources.append(citationButton(c, c.id), el("span", ` ${c.collection ? `${collectionLabel(c.collection)} › ` : ""}${c.source} | ${c.heading_path} `, "muted"));
     body.append(sources);
   }
 }
@@ -270,7 +274,7 @@ async function ask(question: string) {
   let finished = false;
   setBusy(true);
   try {
-    const answer: AnswerDto = await api.ask(question, chatId, (event) => {
+    const answer: AnswerDto = await api.ask(question, chatId, askScope(), (event) => {
       if (event.type === "token") {
         if (finished) return;
         streamed += event.text;

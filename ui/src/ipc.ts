@@ -52,7 +52,11 @@ export type CitationDto = { id: string, source: string, heading_path: string, pa
 /**
  * Every chunk of the cited block.
  */
-chunk_ids: number[], };
+chunk_ids: number[], 
+/**
+ * The collection, when the question went to several.
+ */
+collection: string | null, };
 export type RouteDto = { use_rag: boolean, is_followup: boolean, search_query: string, 
 /**
  * `llm` or `keywords`.
@@ -181,3 +185,30 @@ export type RemoteEmbedderDto = { base_url: string, model: string, api_key: stri
  */
 languages: string, };
 export type ReembedCostDto = { indexed_model: string | null, documents: number, chunks: number, estimated_seconds: number, };
+export type StrictnessDto = "lenient" | "balanced" | "strict";
+export type CollectionSettingsDto = { 
+/**
+ * Chunk size in characters (`null`: the default).
+ */
+chunk_chars: number | null, chunk_overlap: number | null, 
+/**
+ * The languages its documents are in: "zh", "en".
+ */
+languages: Array<string>, 
+/**
+ * Rerank with the cross-encoder (`null`: when one is configured).
+ */
+rerank: boolean | null, strictness: StrictnessDto, };
+export type CollectionDto = { name: string, 
+/**
+ * The data folder's own collection (cannot be removed or renamed).
+ */
+default: boolean, selected: boolean, folders: Array<string>, 
+/**
+ * The embedder its index is built with (or will be).
+ */
+embedder: string, settings: CollectionSettingsDto, 
+/**
+ * Its documents are in a language its embedder does not read.
+ */
+warning: string | null, };

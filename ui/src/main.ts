@@ -4,6 +4,7 @@
 import { listen } from "@tauri-apps/api/event";
 import { api, type LlmInfoDto } from "./api";
 import { refreshConversations, setupChat } from "./chat";
+import { refreshCollections, setupCollections } from "./collections";
 import { $, toast } from "./dom";
 import { setupEvaluation } from "./evaluation";
 import { refreshStatus, setupKnowledge } from "./knowledge";
@@ -24,6 +25,7 @@ function showLlm(info: LlmInfoDto | null) {
 
 function refreshAll() {
   void refreshStatus();
+  void refreshCollections();
   void refreshConversations();
   void renderModels();
   void renderSetup();
@@ -32,6 +34,7 @@ function refreshAll() {
 applyLanguage(null);
 for (const tab of Array.from(document.querySelectorAll<HTMLElement>("[role=tab]"))) tab.addEventListener("click", () => showView(tab.dataset.view!));
 setupKnowledge();
+setupCollections();
 setupChat();
 setupEvaluation();
 setupRemoteEmbedder();

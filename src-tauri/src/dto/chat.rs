@@ -20,6 +20,9 @@ pub struct CitationDto {
     /// Every chunk of the cited block.
     #[ts(type = "number[]")]
     pub chunk_ids: Vec<i64>,
+    /// The collection, when the question went to several.
+    #[serde(default)]
+    pub collection: Option<String>,
 }
 
 impl From<&Citation> for CitationDto {
@@ -31,6 +34,7 @@ impl From<&Citation> for CitationDto {
             page: c.page,
             chunk_id: c.chunk_id,
             chunk_ids: c.chunk_ids.clone(),
+            collection: c.collection.clone(),
         }
     }
 }

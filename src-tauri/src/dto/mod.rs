@@ -5,6 +5,7 @@
 //! ipc` rewrites it.
 
 mod chat;
+mod collections;
 mod eval;
 mod identify;
 mod knowledge;
@@ -12,6 +13,7 @@ mod models;
 mod settings;
 
 pub use chat::*;
+pub use collections::*;
 pub use eval::*;
 pub use identify::*;
 pub use knowledge::*;
@@ -101,6 +103,9 @@ fn typescript_contract() -> String {
         DownloadDto::decl(),
         RemoteEmbedderDto::decl(),
         ReembedCostDto::decl(),
+        StrictnessDto::decl(),
+        CollectionSettingsDto::decl(),
+        CollectionDto::decl(),
     ];
     let mut out = String::from("// Generated from src-tauri/src/dto/ (ts-rs) by `make ipc`; do not edit.\n\n");
     out.push_str(&format!("export type ErrorKind = {};\n", kinds.join(" | ")));

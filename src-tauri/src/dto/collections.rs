@@ -1,0 +1,95 @@
+//! IPC shapes for collections: the switcher's list, and a collection's own
+//! settings as the knowledge pane edits them.
+
+use kea_engine::collections::{Collection, CollectionSettings, Strictness};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::ErrorDto;
+
+/// How readily a collection answers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum StrictnessDto {
+    Lenient,
+    Balanced,
+    Strict,
+}
+
+/// A collection's own settings (what the app's settings do not decide).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct CollectionSettingsDto {
+    /// Chunk size in characters (`null`: the default).
+    pub chunk_chars: Option<u32>,
+    pub chunk_overlap: Option<u32>,
+    /// The languages its documents are in: "zh", "en".
+    pub languages: Vec<String>,
+    /// Rerank with the cross-encoder (`null`: when one is configured).
+    pub rerank: Option<bool>,
+    pub strictness: StrictnessDto,
+}
+
+/// One collection in the switcher.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CollectionDto {
+    pub name: String,
+    /// The data folder's own collection (cannot be removed or renamed).
+    pub default: bool,
+    pub selected: bool,
+    pub folders: Vec<String>,
+    /// The embedder its index is built with (or will be).
+    pub embedder: String,
+    pub settings: CollectionSettingsDto,
+    /// Its documents are in a language its embedder does not read.
+    pub warning: Option<String>,
+}
+
+impl From<&CollectionSettings> for CollectionSettingsDto {
+    fn from(s: &CollectionSettings) -> Self {
+        CollectionSettingsDto {
+            chunk_chars: s.chunk_chars.map(|c| c as u32),
+            chunk_overlap: s.chunk_overlap.map(|c| c as u32),
+            languages: s.languages.clone(),
+            rerank: s.rerank,
+            strictness: match s.strictness {
+                Strictness::Lenient => StrictnessDto::Lenient,
+                Strictness::Balanced => StrictnessDto::Balanced,
+                Strictness::Strict => StrictnessDto::Strict,
+            },
+        }
+    }
+}
+
+impl CollectionSettingsDto {
+    /// `current` with what the webview edits (the embedder stays).
+    pub fn into_settings(self, current: &CollectionSettings) -> Result<CollectionSettings, ErrorDto> {
+        let settings = CollectionSettings {
+            chunk_chars: self.chunk_chars.map(|c| c as usize),
+            chunk_overlap: self.chunk_overlap.map(|c| c as usize),
+            languages: self.languages,
+            rerank: self.rerank,
+            strictness: match self.strictness {
+                StrictnessDto::Lenient => Strictness::Lenient,
+                StrictnessDto::Balanced => Strictness::Balanced,
+                StrictnessDto::Strict => Strictness::Strict,
+            },
+            ..current.clone()
+        };
+        settings.validate()?;
+        Ok(settings)
+    }
+}
+
+impl CollectionDto {
+    pub fn new(collection: &Collection, selected: bool, embedder: String, warning: Option<String>) -> CollectionDto {
+        CollectionDto {
+            name: collection.name.clone(),
+            default: collection.is_default(),
+            selected,
+            folders: collection.folders.iter().map(|f| f.display().to_string()).collect(),
+            embedder,
+            settings: CollectionSettingsDto::from(&collection.settings),
+            warning,
+        }
+    }
+}
