@@ -452,18 +452,7 @@ mod tests {
             relevance: None,
             passages: vec![],
         };
-        let relevance = crate::retrieve::Relevance {
-            relevant: true,
-            outcome: Outcome::Answered,
-            probability: 1.0,
-            signals: vec![],
-            coverage: 1.0,
-            best_dense: None,
-            best_rerank: None,
-            missing: vec![],
-            reasons: vec![],
-            reason: String::new(),
-        };
+        let relevance = crate::retrieve::Relevance::stub(Outcome::Answered, 1.0);
         let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };
         assert_eq!(sources_text(&Evidence { retrieval: &retrieval, summaries: &[] }), context.text, "no summaries: the context as assembled");
         let with = sources_text(&Evidence { retrieval: &retrieval, summaries: &[summary] });

@@ -111,10 +111,11 @@ pub fn notice(question: &str, why: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
+    /// A context block `label` under `heading` (shared with the answer check's tests).
+    pub(crate) fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
         ContextBlock {
             label: label.into(),
             source: format!("{label}.md"),

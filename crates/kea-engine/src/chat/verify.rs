@@ -155,18 +155,7 @@ fn tidy(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
-        ContextBlock {
-            label: label.into(),
-            source: format!("{label}.md"),
-            heading_path: heading.into(),
-            page: None,
-            chunk_ids: vec![1],
-            text: text.into(),
-            collection: None,
-        }
-    }
+    use crate::chat::extractive::tests::block;
 
     fn sources() -> Vec<ContextBlock> {
         vec![

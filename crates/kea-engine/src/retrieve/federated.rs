@@ -116,18 +116,7 @@ mod tests {
                 rerank: None,
             })
             .collect();
-        let relevance = Relevance {
-            relevant: outcome != Outcome::Refused,
-            outcome,
-            probability,
-            signals: vec![],
-            coverage: 1.0,
-            best_dense: None,
-            best_rerank: None,
-            missing: vec![],
-            reasons: vec![],
-            reason: String::new(),
-        };
+        let relevance = Relevance::stub(outcome, probability);
         let trace =
             Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None, passages: vec![] };
         (collection.into(), Retrieval { hits, context: Default::default(), trace, relevance })

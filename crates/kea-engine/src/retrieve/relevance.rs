@@ -118,6 +118,25 @@ impl Reason {
     }
 }
 
+#[cfg(test)]
+impl Relevance {
+    /// A decision with no figures behind it, for tests of what uses one.
+    pub(crate) fn stub(outcome: Outcome, probability: f32) -> Relevance {
+        Relevance {
+            relevant: outcome != Outcome::Refused,
+            outcome,
+            probability,
+            signals: vec![],
+            coverage: 1.0,
+            best_dense: None,
+            best_rerank: None,
+            missing: vec![],
+            reasons: vec![],
+            reason: String::new(),
+        }
+    }
+}
+
 impl Relevance {
     /// Sets the outcome and why (both as data and in English).
     pub(crate) fn decide(&mut self, outcome: Outcome, reasons: Vec<Reason>) {
