@@ -38,4 +38,7 @@ pub const COMMANDS: &[&str] = &[
     "select_collection",
     "update_collection",
     "remove_collection",
+    "export_conversation",
+    "pause_indexing",
+    "resume_indexing",
 ];

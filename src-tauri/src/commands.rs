@@ -59,7 +59,10 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         create_collection,
         select_collection,
         update_collection,
-        remove_collection
+        remove_collection,
+        export_conversation,
+        pause_indexing,
+        resume_indexing
     ]
 }
 
@@ -95,6 +98,21 @@ async fn reindex(app: AppHandle, state: State<'_, AppState>) -> Result<(), Error
 fn cancel_indexing(state: State<'_, AppState>) -> Result<(), ErrorDto> {
     state.engine()?.indexer().cancel();
     Ok(())
+}
+
+/// Pauses indexing (the run in progress stops after the file at hand; the
+/// watcher reads nothing) until resumed.
+#[tauri::command]
+fn pause_indexing(state: State<'_, AppState>) -> Result<(), ErrorDto> {
+    state.engine()?.indexer().pause();
+    Ok(())
+}
+
+/// Resumes indexing: what the pause left unread is read now.
+#[tauri::command]
+async fn resume_indexing(app: AppHandle, state: State<'_, AppState>) -> Result<(), ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || Ok(engine.indexer().resume(&progress_sink(app), &CancelToken::new()).map(drop)?)).await
 }
 
 #[tauri::command]
@@ -448,4 +466,19 @@ async fn update_collection(app: AppHandle, name: String, settings: CollectionSet
 #[tauri::command]
 async fn remove_collection(app: AppHandle, name: String, delete_index: bool) -> Result<(), ErrorDto> {
     blocking(move || crate::remove_collection(&app, &name, delete_index)).await
+}
+
+/// Saves a conversation as Markdown (citations as footnotes) where the
+/// person chooses in the save dialog; the file written, or `null` if cancelled.
+#[tauri::command]
+async fn export_conversation(app: AppHandle, state: State<'_, AppState>, id: i64) -> Result<Option<String>, ErrorDto> {
+    let engine = state.engine()?;
+    blocking(move || {
+        let markdown = engine.conversations().export_markdown(id)?;
+        let Some(file) = app.dialog().file().add_filter("Markdown", &["md"]).set_file_name("conversation.md").blocking_save_file() else { return Ok(None) };
+        let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
+        std::fs::write(&path, markdown).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
 }

@@ -292,15 +292,18 @@ pub async fn retry<T, F: Future<Output = Option<T>>>(timeout: Duration, mut f: i
     }
 }
 
-/// The repository's sample knowledge (English species pages).
-/// Copies the files of `from` (not its subfolders) into a new folder `to`.
+/// Copies `from` with its subfolders into a new folder `to`.
 fn copy_folder(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten().filter(|e| e.path().is_file()) {
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        match entry.path().is_dir() {
+            true => copy_folder(&entry.path(), &to.join(entry.file_name())),
+            false => drop(std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap()),
+        }
     }
 }
 
+/// The repository's sample knowledge (English species pages).
 pub fn sample_parrots() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/parrots")
 }

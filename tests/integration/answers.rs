@@ -113,3 +113,26 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     let own = [threshold(&saved, "answer_at"), threshold(&saved, "refuse_below")];
     assert!(own.iter().any(|t| reason.contains(t.as_str())), "the collection's own thresholds decide: {reason} ({own:?})");
 }
+
+/// A conversation exports as Markdown: its questions and answers in order,
+/// the citation markers as footnotes naming the document's title and heading.
+#[test]
+fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let first = ask(&sandbox, "What do cockatiels eat?");
+    let chat = first["chat_id"].as_i64().unwrap().to_string();
+    sandbox.json(&["ask", "How long do budgies live?", "--chat", &chat, "--provider", "none", "--json"]);
+    let file = sandbox.data.with_file_name("chat.md");
+    let out = sandbox.run(&["chat", "export", &chat, "--out", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    assert!(markdown.starts_with("# What do cockatiels eat?\n\n**Question:** What do cockatiels eat?\n\n**Answer:** "), "{markdown}");
+    assert!(markdown.contains("**Question:** How long do budgies live?"), "{markdown}");
+    assert!(!markdown.contains("[S1]") && markdown.contains("[^1]") && markdown.contains("\n[^1]: "), "markers become footnotes: {markdown}");
+    let notes: Vec<&str> = markdown.lines().filter(|l| l.starts_with("[^")).collect();
+    assert!(notes.iter().any(|n| n.contains("Cockatiel (parrots/cockatiel.md) › Cockatiel > Diet")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("parrots/budgerigar.md")), "{notes:?}");
+    let missing = sandbox.run(&["chat", "export", "999"]);
+    assert!(!missing.status.success() && String::from_utf8_lossy(&missing.stderr).contains("conversation 999"));
+}

@@ -83,3 +83,24 @@ fn the_watcher_leaves_a_new_ignored_file_out_and_follows_a_changed_ignore_file()
     assert_eq!(count(&swap, "documents"), 2, "{swap}");
     assert_eq!(indexed(&sandbox), ["ignored-1.md", "notes.md"]);
 }
+
+/// What a sync leaves out is said with why, in the report and the status,
+/// and every document says when it was last read.
+#[test]
+fn what_a_sync_leaves_out_is_listed_with_why_and_documents_say_when_they_were_read() {
+    let sandbox = Sandbox::empty();
+    write(&sandbox, &[(".keaignore", "drafts/\n"), ("drafts/wip.md", "# Draft\n"), ("note.md", "# Note\n\nA kept note.\n"), ("tool.exe", "MZ")]);
+    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let report = sandbox.index();
+    let skipped: Vec<(String, String)> =
+        report["skipped"].as_array().unwrap().iter().map(|s| (s["path"].as_str().unwrap().into(), s["message"].as_str().unwrap().into())).collect();
+    assert_eq!(
+        skipped,
+        [("drafts".to_string(), "ignored by a .gitignore or .keaignore rule".to_string()), ("tool.exe".into(), "not a kind of document Kea reads".into())],
+        "{report}"
+    );
+    let status = sandbox.status();
+    assert_eq!(status["skipped"], report["skipped"]);
+    let read_at = status["documents"][0]["indexed_at"].as_i64().unwrap();
+    assert!(read_at >= before - 1 && read_at <= before + 60, "{status}");
+}

@@ -38,6 +38,9 @@ export const api = {
   status: () => invoke<StatusDto>("status"),
   reindex: () => invoke<void>("reindex"),
   cancelIndexing: () => invoke<void>("cancel_indexing"),
+  /** Stops indexing after the file at hand until resumed (searches go on). */
+  pauseIndexing: () => invoke<void>("pause_indexing"),
+  resumeIndexing: () => invoke<void>("resume_indexing"),
   reindexDocument: (path: string) => invoke<void>("reindex_document", { path }),
   deleteDocument: (path: string) => invoke<void>("delete_document", { path }),
   importFiles: (paths: string[], onProgress: (p: ImportProgressDto) => void) => {
@@ -63,6 +66,8 @@ export const api = {
   conversationMessages: (id: number) => invoke<MessageDto[]>("conversation_messages", { id }),
   renameConversation: (id: number, title: string) => invoke<void>("rename_conversation", { id, title }),
   deleteConversation: (id: number) => invoke<void>("delete_conversation", { id }),
+  /** Saves a conversation as Markdown where the person chooses; the file, or null if cancelled. */
+  exportConversation: (id: number) => invoke<string | null>("export_conversation", { id }),
   llmInfo: () => invoke<LlmInfoDto | null>("llm_info"),
   getSettings: () => invoke<SettingsDto>("get_settings"),
   saveSettings: (settings: SettingsDto) => invoke<SettingsDto>("save_settings", { settings }),

@@ -4,7 +4,7 @@
 // passage panel a citation opens.
 import { askScope, collectionLabel, selectedCollection } from "./collections";
 import { api, type AnswerDto, type CitationDto, type IdentificationDto, type ReasonDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
-import { $, button, confirmAction, el, toastError } from "./dom";
+import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { downloadInto } from "./models";
 
 /** The catalog's image model, offered when none is installed. */
@@ -425,7 +425,11 @@ export async function refreshConversations() {
         void refreshConversations();
       });
       remove.title = t("conversations.delete");
-      item.append(open, rename, remove);
+      const save = button("⤓", () => {
+        api.exportConversation(c.id).then((file) => file && toast(t("conversations.exported", { file })), toastError);
+      });
+      save.title = t("conversations.export");
+      item.append(open, rename, save, remove);
       list.append(item);
     }
   } catch (e) {

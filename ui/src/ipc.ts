@@ -36,18 +36,34 @@ first_run: boolean,
  * The folder the plan sampled (the knowledge folder).
  */
 knowledge_dir: string, };
-export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, };
+export type DocumentDto = { path: string, kind: string, size: number, status: DocumentState, error: string | null, title: string | null, chunks: number, 
+/**
+ * When it was last read (Unix seconds).
+ */
+indexed_at: number, };
 export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
 /**
  * The team store the index is shared through, if any.
  */
-team: TeamDto | null, };
+team: TeamDto | null, 
+/**
+ * `[path, why]` of what the last full sync left out on purpose.
+ */
+skipped: Array<[string, string]>, 
+/**
+ * Indexing is paused (searches go on).
+ */
+paused: boolean, 
+/**
+ * The files the last run has yet to read (running, paused or cancelled).
+ */
+queued: Array<string>, };
 export type TeamDto = { store: string, namespace: string, mirrored_chunks: number, 
 /**
  * Why team sync is offline (searches use the last copy); null when online.
  */
 offline: string | null, };
-export type ProgressDto = { "type": "started", files_to_index: number, } | { "type": "file_done", path: string, error: string | null, files_done: number, files_total: number, } | { "type": "finished", documents: number, chunks: number, embedded: number, errors: number, };
+export type ProgressDto = { "type": "started", files_to_index: number, queued: Array<string>, } | { "type": "file_done", path: string, error: string | null, files_done: number, files_total: number, } | { "type": "finished", documents: number, chunks: number, embedded: number, errors: number, };
 export type CitationDto = { id: string, source: string, heading_path: string, page: number | null, chunk_id: number, 
 /**
  * Every chunk of the cited block.

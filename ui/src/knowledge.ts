@@ -15,26 +15,52 @@ let indexing = idle;
 const SHOWN_STEP = 300;
 let shownDocuments = SHOWN_STEP;
 let filesInProgress = new Map<string, string | null>();
+/** The files the last sync was to read that it has not read yet (a
+ * cancelled or paused run leaves some; the next run's start replaces them). */
+let queuedFiles = new Set<string>();
+
+/** "indexed 14:02" today, else the date. */
+function indexedWhen(seconds: number): string {
+  if (!seconds) return "";
+  const at = new Date(seconds * 1000);
+  const today = at.toDateString() === new Date().toDateString();
+  return t("knowledge.indexed_at", { time: today ? at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : at.toLocaleDateString() });
+}
+
+/** A file the running sync has not reached yet, or one left out on purpose. */
+function pendingRow(path: string, state: "queued" | "skipped", why = ""): HTMLElement {
+  const item = el("li", undefined, `doc ${state}`);
+  item.dataset.path = path;
+  item.append(el("span", state === "queued" ? "…" : "–", "mark"), el("span", path, "path"));
+  item.append(el("span", state === "queued" ? t("knowledge.queued") : t("knowledge.skipped", { why }), "muted detail"));
+  return item;
+}
 
 function documentRow(doc: DocumentDto): HTMLElement {
   const item = el("li", undefined, `doc ${doc.status}`);
   item.dataset.path = doc.path;
-  const pending = filesInProgress.has(doc.path) && indexing.active;
+  const pending = (filesInProgress.has(doc.path) && indexing.active) || queuedFiles.has(doc.path);
   item.append(el("span", doc.status === "error" ? "✗" : pending ? "…" : "✓", "mark"));
   const slash = doc.path.lastIndexOf("/");
   const name = el("span", doc.path.slice(slash + 1), "path");
   if (slash > 0) name.append(el("span", ` ${doc.path.slice(0, slash)}/`, "muted folder"));
   name.title = doc.title ? `${doc.title} — ${doc.path}` : doc.path;
   item.append(name);
-  const detail = doc.status === "error" ? doc.error ?? "error" : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}`;
-  item.append(el("span", detail, "muted detail"));
+  const when = indexedWhen(doc.indexed_at);
+  const detail =
+    doc.status === "error"
+      ? t("knowledge.failed", { why: doc.error ?? "error" })
+      : queuedFiles.has(doc.path)
+        ? t("knowledge.queued")
+        : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}${when ? ` · ${when}` : ""}`;
   const reindex = button("↻", () => api.reindexDocument(doc.path).catch(toastError));
   reindex.title = t("knowledge.reindex_one");
   const remove = button("✕", async () => {
     if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
   });
   remove.title = t("knowledge.delete");
-  item.append(reindex, remove);
+  // The state goes last: the style puts it on a line of its own under the name.
+  item.append(reindex, remove, el("span", detail, "muted detail"));
   return item;
 }
 
@@ -48,6 +74,7 @@ export async function refreshStatus() {
     const status = await api.status();
     if (request < statusDrawn) return;
     statusDrawn = request;
+    queuedFiles = new Set(status.queued);
     $("engine-state").textContent = `${status.model_id ?? "no embedding model"} · ${formatBytes(status.index_bytes)}`;
     $("engine-state").title = status.knowledge_dir;
     $("knowledge-folder-path").textContent = status.knowledge_dir;
@@ -67,6 +94,17 @@ export async function refreshStatus() {
     // A large folder lists its first documents (and every failed one); the rest on demand.
     const shown = status.documents.filter((doc, i) => i < shownDocuments || doc.status === "error");
     for (const doc of shown) list.append(documentRow(doc));
+    // New files the running sync has not read yet, then what was left out and why.
+    const known = new Set(status.documents.map((d) => d.path));
+    // (A cancelled or paused run leaves them queued for the next one.)
+    for (const path of queuedFiles) if (!known.has(path)) list.append(pendingRow(path, "queued"));
+    for (const [path, why] of status.skipped.slice(0, SHOWN_STEP)) list.append(pendingRow(path, "skipped", why));
+    $("paused").hidden = !status.paused;
+    if (status.paused && indexing.active) {
+      // The run stops after the file at hand: no file is being read any more.
+      indexing = idle;
+      showProgress();
+    }
     const hidden = status.documents.length - shown.length;
     if (hidden > 0) {
       const more = button(t("knowledge.more", { n: Math.min(hidden, SHOWN_STEP), hidden }), () => {
@@ -149,11 +187,23 @@ export function setupKnowledge() {
   $("reindex").addEventListener("click", () => api.reindex().catch(toastError));
   $("change-knowledge-folder").addEventListener("click", () => void changeKnowledgeFolder().catch(toastError));
   $("cancel-indexing").addEventListener("click", () => void api.cancelIndexing());
+  $("pause-indexing").addEventListener("click", () => api.pauseIndexing().then(refreshStatus, toastError));
+  $("resume-indexing").addEventListener("click", () => {
+    $("paused").hidden = true;
+    api.resumeIndexing().then(refreshStatus, toastError);
+  });
   void listen<Progress>("index-progress", (event) => {
     const p = event.payload;
     indexing = applyProgress(indexing, p);
-    if (p.type === "started") filesInProgress = new Map();
-    if (p.type === "file_done") filesInProgress.set(p.path, p.error);
+    if (p.type === "started") {
+      filesInProgress = new Map();
+      queuedFiles = new Set(p.queued);
+      scheduleRefresh();
+    }
+    if (p.type === "file_done") {
+      filesInProgress.set(p.path, p.error);
+      queuedFiles.delete(p.path);
+    }
     showProgress();
     if (p.type === "file_done") scheduleRefresh();
     if (p.type === "finished") void refreshStatus();

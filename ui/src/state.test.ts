@@ -6,7 +6,7 @@ import { applyProgress, asCommandError, formatBytes, idle, questionLanguage, Rat
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
-    let s = applyProgress(idle, { type: "started", files_to_index: 2 });
+    let s = applyProgress(idle, { type: "started", files_to_index: 2, queued: ["a.md", "b.md"] });
     expect(s.active).toBe(true);
     s = applyProgress(s, { type: "file_done", path: "a.md", error: null, files_done: 1, files_total: 2 });
     expect([s.done, s.total, s.lastFile]).toEqual([1, 2, "a.md"]);
@@ -15,7 +15,7 @@ describe("index progress", () => {
   });
 
   it("a sync with nothing to do is not shown as active", () => {
-    expect(applyProgress(idle, { type: "started", files_to_index: 0 }).active).toBe(false);
+    expect(applyProgress(idle, { type: "started", files_to_index: 0, queued: [] }).active).toBe(false);
   });
 });
 

@@ -302,3 +302,29 @@ pub fn identify(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Subcommand)]
+pub enum ChatCommand {
+    /// Write a conversation (its id from `kea ask`) as Markdown, its citations as footnotes.
+    Export {
+        id: i64,
+        /// The file to write (default: standard output).
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
+}
+
+/// Runs a `kea chat` command on the collection's conversations.
+pub fn run(which: &ChatCommand, config: EngineConfig) -> anyhow::Result<ExitCode> {
+    let engine = crate::open_engine(config)?;
+    match which {
+        ChatCommand::Export { id, out } => {
+            let markdown = engine.conversations().export_markdown(*id)?;
+            match out {
+                Some(path) => std::fs::write(path, markdown).with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{markdown}"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

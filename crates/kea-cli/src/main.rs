@@ -232,6 +232,11 @@ enum Command {
         #[command(subcommand)]
         which: models::ModelsCommand,
     },
+    /// Conversations: export one as Markdown (citations as footnotes).
+    Chat {
+        #[command(subcommand)]
+        which: chat::ChatCommand,
+    },
     /// Collections: list, create, set, rename, remove.
     Kb {
         #[command(subcommand)]
@@ -418,6 +423,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config()?, &settings, llm, questions, *json),
         Command::Setup(args) => setup::run(args, config()?, cli.models_dir.clone()),
         Command::Models { which } => models::run(which, app_config(), cli.models_dir.clone()),
+        Command::Chat { which } => chat::run(which, config()?),
         Command::Kb { which } => kb::run(which, &app_data_dir(&cli), &settings, &overrides(&cli), cli.knowledge.clone()),
         Command::Keys { which } => keys::run(which, &app_data_dir(&cli)),
         Command::Bench { which } => {

@@ -71,6 +71,7 @@ impl Folders {
                     let listing = mounted(mount, listing);
                     all.files.extend(listing.files);
                     all.unreadable.extend(listing.unreadable);
+                    all.skipped.extend(listing.skipped);
                 }
                 Err(e) => all.unreadable.push((mount.clone(), e.to_string())),
             }
@@ -131,6 +132,7 @@ fn mounted(mount: &str, mut listing: Listing) -> Listing {
     if !mount.is_empty() {
         listing.files.iter_mut().for_each(|f| f.rel = join_key(mount, &f.rel));
         listing.unreadable.iter_mut().for_each(|(place, _)| *place = join_key(mount, place));
+        listing.skipped.iter_mut().for_each(|(place, _)| *place = join_key(mount, place));
     }
     listing
 }

@@ -143,7 +143,8 @@ impl Ingest<'_> {
         // What could not be read is not gone: its documents stay.
         let mut to_remove: Vec<String> = stored.keys().filter(|p| !on_disk.contains(p.as_str()) && !listing.hides(p)).cloned().collect();
         to_remove.sort();
-        sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len() });
+        let queued = to_index.iter().take(crate::progress::QUEUED_NAMES).map(|f| f.rel.clone()).collect();
+        sink.event(&IndexEvent::Started { files_to_index: to_index.len(), files_to_remove: to_remove.len(), queued });
 
         let report = SyncReport { compared: disk.len(), ..SyncReport::default() };
         let mut run = Run { indexer: self, sink, cancel, report, files_total: to_index.len(), files_done: 0, embed_ms: 0.0 };
@@ -179,6 +180,7 @@ impl Ingest<'_> {
             report.errors.insert(0, FileError { path: crate::profile::PROFILE_FILE.into(), message });
         }
         report.errors.extend(listing.unreadable.into_iter().map(|(path, message)| FileError { path, message }));
+        report.skipped = listing.skipped.into_iter().map(|(path, message)| FileError { path, message }).collect();
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         sink.event(&IndexEvent::Finished { report: report.clone() });
         Ok(report)

@@ -202,6 +202,7 @@ mod tests {
             title: None,
             front_matter: fm,
             chunk_count: 1,
+            indexed_at: 0,
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A problem with one file; never stops the others.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileError {
     pub path: String,
     pub message: String,
@@ -37,6 +37,10 @@ pub struct SyncReport {
     pub model_ms: u64,
     /// True when the sync stopped early; the rest is picked up next time.
     pub cancelled: bool,
+    /// True when indexing is paused: nothing was read (see `Indexer::pause`).
+    pub paused: bool,
+    /// Files and folders left out on purpose, with why (ignored, not a document).
+    pub skipped: Vec<FileError>,
 }
 
 /// A progress event of a sync.
@@ -47,6 +51,8 @@ pub enum IndexEvent {
     Started {
         files_to_index: usize,
         files_to_remove: usize,
+        /// The first [`QUEUED_NAMES`] files to read, in order.
+        queued: Vec<String>,
     },
     /// Chunks went through the model (for rate and ETA).
     ChunksEmbedded {
@@ -72,6 +78,9 @@ pub enum IndexEvent {
         report: SyncReport,
     },
 }
+
+/// How many of the files a sync will read its start names.
+pub const QUEUED_NAMES: usize = 2000;
 
 /// Receives progress events; must be cheap and must not block.
 pub trait ProgressSink: Send + Sync {

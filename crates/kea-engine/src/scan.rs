@@ -32,7 +32,18 @@ pub struct Listing {
     pub files: Vec<DiskFile>,
     /// Relative key of each unreadable place, with the reason.
     pub unreadable: Vec<(String, String)>,
+    /// Files and folders left out on purpose, with why (ignored by a rule,
+    /// not a kind Kea reads), at most [`MAX_SKIPPED`].
+    pub skipped: Vec<(String, String)>,
 }
+
+/// How many skipped files a listing names (a folder of build output would
+/// otherwise list thousands).
+pub const MAX_SKIPPED: usize = 1000;
+/// Why a file or folder a rule ignores is not indexed.
+pub const IGNORED: &str = "ignored by a .gitignore or .keaignore rule";
+/// Why a file of another kind is not indexed.
+pub const NOT_A_DOCUMENT: &str = "not a kind of document Kea reads";
 
 impl Listing {
     /// Whether the document `rel` is at or under an unreadable place.
@@ -62,15 +73,22 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
         listing.unreadable = rules.unreadable;
         return listing;
     }
+    let ignored = std::cell::RefCell::new(Vec::new());
     let walker = walkdir::WalkDir::new(path)
         .follow_links(false)
         // The knowledge folder itself may be a link; nothing below it is followed.
         .follow_root_links(path == root)
         .into_iter()
         .filter_entry(|e| {
-            e.depth() == 0
-                || (!is_hidden_or_temp(&e.file_name().to_string_lossy())
-                    && !e.path().strip_prefix(root).is_ok_and(|rel| rules.ignores(rel, e.file_type().is_dir())))
+            if e.depth() == 0 || is_hidden_or_temp(&e.file_name().to_string_lossy()) {
+                return e.depth() == 0;
+            }
+            let Ok(rel) = e.path().strip_prefix(root) else { return true };
+            let ignore = rules.ignores(rel, e.file_type().is_dir());
+            if ignore && ignored.borrow().len() < MAX_SKIPPED {
+                ignored.borrow_mut().push((relative_key(rel), IGNORED.to_string()));
+            }
+            !ignore
         });
     for entry in walker {
         let entry = match entry {
@@ -83,23 +101,36 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
                 continue;
             }
         };
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Ok(rel_path) = entry.path().strip_prefix(root) else { continue };
-        let rel = relative_key(rel_path);
-        if rel.eq_ignore_ascii_case("README.md") {
-            continue;
-        }
-        let Some(kind) = DocKind::from_path(entry.path()) else { continue };
-        match entry.metadata() {
-            Ok(meta) => listing.files.push(DiskFile { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns: mtime_ns(&meta) }),
-            Err(e) => listing.unreadable.push((rel, format!("cannot read this file's details: {e}; it is kept"))),
+        if entry.file_type().is_file() {
+            list_file(&mut listing, root, &entry);
         }
     }
     listing.unreadable.append(&mut rules.unreadable);
+    listing.skipped.extend(ignored.into_inner());
+    listing.skipped.truncate(MAX_SKIPPED);
+    listing.skipped.sort();
     listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     listing
+}
+
+/// Adds a regular file the walk met: a document, a file of another kind
+/// (skipped, with why), or one whose details cannot be read.
+fn list_file(listing: &mut Listing, root: &Path, entry: &walkdir::DirEntry) {
+    let Ok(rel_path) = entry.path().strip_prefix(root) else { return };
+    let rel = relative_key(rel_path);
+    if rel.eq_ignore_ascii_case("README.md") {
+        return;
+    }
+    let Some(kind) = DocKind::from_path(entry.path()) else {
+        if listing.skipped.len() < MAX_SKIPPED {
+            listing.skipped.push((rel, NOT_A_DOCUMENT.to_string()));
+        }
+        return;
+    };
+    match entry.metadata() {
+        Ok(meta) => listing.files.push(DiskFile { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns: mtime_ns(&meta) }),
+        Err(e) => listing.unreadable.push((rel, format!("cannot read this file's details: {e}; it is kept"))),
+    }
 }
 
 /// The files of gitignore-syntax patterns a folder may hold; in one folder

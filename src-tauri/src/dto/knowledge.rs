@@ -25,6 +25,9 @@ pub struct DocumentDto {
     pub error: Option<String>,
     pub title: Option<String>,
     pub chunks: usize,
+    /// When it was last read (Unix seconds).
+    #[ts(type = "number")]
+    pub indexed_at: i64,
 }
 
 impl From<DocRecord> for DocumentDto {
@@ -37,6 +40,7 @@ impl From<DocRecord> for DocumentDto {
             error: d.error,
             title: d.title,
             chunks: d.chunk_count,
+            indexed_at: d.indexed_at,
         }
     }
 }
@@ -51,6 +55,12 @@ pub struct StatusDto {
     pub index_bytes: u64,
     /// The team store the index is shared through, if any.
     pub team: Option<TeamDto>,
+    /// `[path, why]` of what the last full sync left out on purpose.
+    pub skipped: Vec<(String, String)>,
+    /// Indexing is paused (searches go on).
+    pub paused: bool,
+    /// The files the last run has yet to read (running, paused or cancelled).
+    pub queued: Vec<String>,
 }
 
 /// A shared index: where, under which namespace, how many passages of others.
@@ -72,6 +82,9 @@ impl From<Status> for StatusDto {
             chunks: s.chunks,
             index_bytes: s.index_bytes,
             team: s.team.map(|t| TeamDto { store: t.store, namespace: t.namespace, mirrored_chunks: t.mirrored_chunks, offline: t.offline }),
+            skipped: s.skipped.into_iter().map(|f| (f.path, f.message)).collect(),
+            paused: s.paused,
+            queued: s.queued,
         }
     }
 }
@@ -80,16 +93,30 @@ impl From<Status> for StatusDto {
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ProgressDto {
-    Started { files_to_index: usize },
-    FileDone { path: String, error: Option<String>, files_done: usize, files_total: usize },
-    Finished { documents: usize, chunks: usize, embedded: usize, errors: usize },
+    /// `queued`: the first files the run will read, in order.
+    Started {
+        files_to_index: usize,
+        queued: Vec<String>,
+    },
+    FileDone {
+        path: String,
+        error: Option<String>,
+        files_done: usize,
+        files_total: usize,
+    },
+    Finished {
+        documents: usize,
+        chunks: usize,
+        embedded: usize,
+        errors: usize,
+    },
 }
 
 impl ProgressDto {
     /// The UI-relevant part of an engine event (`None` for internal detail).
     pub fn from_event(event: &IndexEvent) -> Option<Self> {
         Some(match event {
-            IndexEvent::Started { files_to_index, .. } => ProgressDto::Started { files_to_index: *files_to_index },
+            IndexEvent::Started { files_to_index, queued, .. } => ProgressDto::Started { files_to_index: *files_to_index, queued: queued.clone() },
             IndexEvent::FileDone { path, error, files_done, files_total, .. } => {
                 ProgressDto::FileDone { path: path.clone(), error: error.clone(), files_done: *files_done, files_total: *files_total }
             }

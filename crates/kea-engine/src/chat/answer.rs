@@ -23,7 +23,7 @@ use crate::retrieve::{ContextBlock, Reason, Retrieval};
 use crate::store::StoredMessage;
 
 /// A source the answer cites (or was given), resolved to its chunks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Citation {
     pub id: String,
     pub source: String,

@@ -46,6 +46,14 @@ impl Conversations<'_> {
         store.recent_messages(id, usize::MAX >> 1)
     }
 
+    /// A conversation as Markdown, its citations as footnotes (see [`super::export`]).
+    pub fn export_markdown(&self, id: i64) -> Result<String> {
+        let store = self.store();
+        let conversation = store.conversation(id)?.ok_or_else(|| Error::NotFound(format!("conversation {id}")))?;
+        let messages = store.recent_messages(id, usize::MAX >> 1)?;
+        Ok(super::export::to_markdown(&conversation, &messages, &|path| store.document_title(path).ok().flatten()))
+    }
+
     pub fn rename(&self, id: i64, title: &str) -> Result<()> {
         let title = title.trim();
         if title.is_empty() {

@@ -6,6 +6,7 @@
 pub mod answer;
 pub mod conversations;
 pub mod enhance;
+pub mod export;
 pub mod extractive;
 pub mod router;
 pub mod verify;

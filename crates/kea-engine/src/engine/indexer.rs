@@ -11,6 +11,24 @@ use crate::error::{Error, Result};
 use crate::ingest::SyncScope;
 use crate::progress::{CancelToken, ProgressSink, SyncReport};
 
+/// Passes a run's events on and keeps the files it has yet to read (what
+/// the status calls queued, also after a pause or a cancel).
+struct Tracked<'a> {
+    inner: &'a dyn ProgressSink,
+    queued: &'a std::sync::Mutex<Vec<String>>,
+}
+
+impl ProgressSink for Tracked<'_> {
+    fn event(&self, event: &crate::progress::IndexEvent) {
+        match event {
+            crate::progress::IndexEvent::Started { queued, .. } => *self.queued.lock().unwrap_or_else(|p| p.into_inner()) = queued.clone(),
+            crate::progress::IndexEvent::FileDone { path, .. } => self.queued.lock().unwrap_or_else(|p| p.into_inner()).retain(|q| q != path),
+            _ => {}
+        }
+        self.inner.event(event);
+    }
+}
+
 /// The engine's indexing (see [`Engine::indexer`]).
 pub struct Indexer<'a> {
     pub(super) engine: &'a Engine,
@@ -48,10 +66,33 @@ impl Indexer<'_> {
         self.engine.with_embedder(|m| m.embed_passages(texts))
     }
 
+    /// Pauses indexing: the run in progress stops after the file or batch
+    /// at hand, and later syncs (the watcher's too) read nothing until
+    /// [`Indexer::resume`]. Searches go on over what is indexed.
+    pub fn pause(&self) {
+        self.engine.paused.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel();
+    }
+
+    /// Resumes indexing and syncs the whole folder: the files a pause left
+    /// unread (and any change since) are read now; the rest are skipped as unchanged.
+    pub fn resume(&self, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.engine.paused.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.sync(sink, cancel)
+    }
+
+    /// Whether indexing is paused.
+    pub fn paused(&self) -> bool {
+        self.engine.paused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
         let _one_at_a_time = self.engine.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
         if self.engine.retired.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(Error::Cancelled);
+        }
+        if self.paused() {
+            return Ok(SyncReport { paused: true, ..SyncReport::default() });
         }
         if let Some(team) = self.engine.team.as_ref().filter(|t| t.needs_reconcile()) {
             // A write failed (the server was lost): redo what it left undone.
@@ -66,9 +107,14 @@ impl Indexer<'_> {
         }
         let run = cancel.linked();
         *self.engine.active_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.clone());
-        let report = self.engine.ingest().sync(scope, sink, &run);
+        let tracked = Tracked { inner: sink, queued: &self.engine.queued };
+        let report = self.engine.ingest().sync(scope, &tracked, &run);
         *self.engine.active_run.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        report
+        if let (Ok(report), SyncScope::Everything) = (&report, scope) {
+            let skipped = serde_json::to_string(&report.skipped).unwrap_or_default();
+            self.engine.store().set_meta(&crate::store::MetaKey::Skipped, &skipped)?;
+        }
+        report.map(|r| SyncReport { paused: self.paused(), ..r })
     }
 
     /// Saves the vector file if the index changed since it was last saved.

@@ -142,6 +142,13 @@ pub struct Status {
     pub index_bytes: u64,
     /// Whether the vector file had to be rebuilt from SQLite on open.
     pub vectors_rebuilt_on_open: bool,
+    /// Files and folders the last full sync left out on purpose, with why.
+    pub skipped: Vec<crate::progress::FileError>,
+    /// Indexing is paused (searches go on over what is indexed).
+    pub paused: bool,
+    /// The files the last run was to read and has not yet (at most
+    /// [`crate::progress::QUEUED_NAMES`]): running, paused or cancelled.
+    pub queued: Vec<String>,
     /// The team store, when the index is shared.
     pub team: Option<TeamStatus>,
 }
@@ -201,6 +208,10 @@ pub struct Engine {
     active_run: Mutex<Option<CancelToken>>,
     /// Set by [`Engine::retire`]: another engine replaces this one.
     retired: std::sync::atomic::AtomicBool,
+    /// Set by [`Indexer::pause`]: syncs read nothing until resumed.
+    paused: std::sync::atomic::AtomicBool,
+    /// The files the last run was to read and has not (see `indexer::Tracked`).
+    queued: Mutex<Vec<String>>,
     /// When the vector file was last saved, and whether the index has
     /// changed since (saved on a debounce after a sync of some paths).
     vectors_saved: Mutex<VectorsSaved>,
@@ -335,6 +346,8 @@ impl Engine {
             ocr: std::sync::OnceLock::new(),
             active_run: Mutex::new(None),
             retired: std::sync::atomic::AtomicBool::new(false),
+            paused: std::sync::atomic::AtomicBool::new(false),
+            queued: Mutex::new(Vec::new()),
             vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
             model_languages,
@@ -432,6 +445,9 @@ impl Engine {
             vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
             index_bytes,
             vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
+            skipped: store.meta(&crate::store::MetaKey::Skipped)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
+            paused: self.paused.load(std::sync::atomic::Ordering::SeqCst),
+            queued: self.queued.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             team: match &self.team {
                 Some(team) => Some(TeamStatus {
                     store: team.address().to_string(),

@@ -41,6 +41,8 @@ pub enum MetaKey {
     /// `chinese_chunks` lists every Chinese chunk (set once it was filled
     /// for a store older than the table).
     ChineseChunks,
+    /// What the last sync of the whole folder left out, and why (JSON).
+    Skipped,
     /// A team mirror: the state of the last pull.
     TeamPulled,
     /// A team mirror: the version pulled of one source (by its tag).
@@ -57,6 +59,7 @@ impl MetaKey {
             MetaKey::EmbedMsPerChunk => "embed_ms_per_chunk",
             MetaKey::ChunkFormat => "chunk_format",
             MetaKey::ChineseChunks => "chinese_chunks",
+            MetaKey::Skipped => "skipped",
             MetaKey::TeamPulled => "team.pulled",
             MetaKey::TeamVersion(tag) => return format!("team.version.{tag}").into(),
         };
@@ -99,6 +102,8 @@ pub struct DocRecord {
     pub title: Option<String>,
     pub front_matter: serde_json::Value,
     pub chunk_count: usize,
+    /// When the document was last read (Unix seconds).
+    pub indexed_at: i64,
 }
 
 /// File facts shared by every kind of document change.
@@ -161,7 +166,7 @@ impl Store {
     pub fn export_copy(&self, dest: &Path) -> Result<()> {
         self.conn.execute("VACUUM INTO ?1", [dest.to_string_lossy()])?;
         let copy = Connection::open(dest)?;
-        copy.execute_batch("DELETE FROM messages; DELETE FROM conversations; DELETE FROM meta WHERE key LIKE 'team.%'; VACUUM;")?;
+        copy.execute_batch("DELETE FROM messages; DELETE FROM conversations; DELETE FROM meta WHERE key LIKE 'team.%' OR key = 'skipped'; VACUUM;")?;
         Ok(())
     }
 
@@ -316,9 +321,15 @@ impl Store {
         self.documents_where("path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')", &[key])
     }
 
+    /// A document's title, by its key (`None`: not indexed, or untitled).
+    pub fn document_title(&self, path: &str) -> Result<Option<String>> {
+        let mut stmt = self.conn.prepare_cached("SELECT title FROM documents WHERE path = ?1")?;
+        Ok(stmt.query_row([path], |r| r.get::<_, Option<String>>(0)).optional()?.flatten())
+    }
+
     fn documents_where(&self, condition: &str, params: &[&str]) -> Result<Vec<DocRecord>> {
         let mut stmt = self.conn.prepare(&format!(
-            "SELECT id, path, kind, size, mtime_ns, content_hash, status, error, title, front_matter, chunk_count
+            "SELECT id, path, kind, size, mtime_ns, content_hash, status, error, title, front_matter, chunk_count, updated_at
              FROM documents WHERE {condition} ORDER BY path"
         ))?;
         let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
@@ -336,6 +347,7 @@ impl Store {
                 title: r.get(8)?,
                 front_matter: serde_json::from_str(&front_matter).unwrap_or_default(),
                 chunk_count: r.get::<_, i64>(10)? as usize,
+                indexed_at: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
