@@ -159,6 +159,12 @@ pub struct UsearchIndex {
     viewed: Option<PathBuf>,
 }
 
+/// Indexes of at most this many vectors are searched exactly (a scan of
+/// 10,000 i8 vectors costs about what a graph search does; the result no
+/// longer depends on how the graph was built, so a rebuilt or imported
+/// index ranks exactly as the original).
+const EXACT_BELOW: usize = 10_000;
+
 fn index_error(e: impl std::fmt::Display) -> Error {
     Error::VectorIndex(e.to_string())
 }
@@ -270,7 +276,12 @@ impl VectorIndex for UsearchIndex {
         if self.index.size() == 0 || k == 0 {
             return Ok(Vec::new());
         }
-        let matches = self.index.search(query, k).map_err(index_error)?;
+        // A small index is scanned whole: exact, and as fast as the graph there.
+        let matches = match self.index.size() <= EXACT_BELOW {
+            true => self.index.exact_search(query, k),
+            false => self.index.search(query, k),
+        }
+        .map_err(index_error)?;
         Ok(matches.keys.into_iter().zip(matches.distances).map(|(id, d)| (id, 1.0 - d)).collect())
     }
 
