@@ -41,4 +41,6 @@ pub const COMMANDS: &[&str] = &[
     "export_conversation",
     "pause_indexing",
     "resume_indexing",
+    "export_collection",
+    "import_collection",
 ];

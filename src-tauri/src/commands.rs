@@ -62,7 +62,9 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         remove_collection,
         export_conversation,
         pause_indexing,
-        resume_indexing
+        resume_indexing,
+        export_collection,
+        import_collection
     ]
 }
 
@@ -479,6 +481,31 @@ async fn export_conversation(app: AppHandle, state: State<'_, AppState>, id: i64
         let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
         std::fs::write(&path, markdown).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
         Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+/// Saves the collection `name` as one `.keakb` file where the person
+/// chooses; the file, or `null` if cancelled.
+#[tauri::command]
+async fn export_collection(app: AppHandle, name: String, with_files: bool) -> Result<Option<String>, ErrorDto> {
+    blocking(move || {
+        let dialog = app.dialog().file().add_filter("Kea collection", &[kea_engine::keakb::EXTENSION]).set_file_name(format!("{name}.keakb"));
+        let Some(file) = dialog.blocking_save_file() else { return Ok(None) };
+        let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
+        crate::export_collection(&app, &name, &path, with_files)?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+/// Imports a `.keakb` file the person picks; the new collection's name, or `null` if cancelled.
+#[tauri::command]
+async fn import_collection(app: AppHandle) -> Result<Option<String>, ErrorDto> {
+    blocking(move || {
+        let Some(file) = app.dialog().file().add_filter("Kea collection", &[kea_engine::keakb::EXTENSION]).blocking_pick_file() else { return Ok(None) };
+        let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
+        crate::import_collection(&app, &path).map(Some)
     })
     .await
 }

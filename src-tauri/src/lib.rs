@@ -411,6 +411,38 @@ fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Re
     Ok(collection)
 }
 
+/// Writes the collection `name` to `file` (a `.keakb`), with its documents
+/// when `with_files`; the number of documents written.
+fn export_collection(app: &AppHandle, name: &str, file: &std::path::Path, with_files: bool) -> Result<usize, ErrorDto> {
+    let state = app.state::<AppState>();
+    let (_, all) = state.collections()?;
+    let collection = all
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
+    let engine = state.engines_named(std::slice::from_ref(&collection.name))?.into_iter().find(|e| e.config().collection == collection.name);
+    let engine = engine.ok_or_else(|| ErrorDto::new(ErrorKind::NotReady, format!("the collection '{name}' is not open yet")))?;
+    Ok(kea_engine::keakb::export(&engine, collection, file, with_files)?.documents)
+}
+
+/// Adds the collection in `file` (checked before anything is written; its
+/// documents, if any, go to a new folder beside the default collection's)
+/// and opens it in the background; its name.
+fn import_collection(app: &AppHandle, file: &std::path::Path) -> Result<String, ErrorDto> {
+    let state = app.state::<AppState>();
+    let (knowledge, _) = state.dirs()?;
+    let mut library = state.library()?;
+    let name = kea_engine::keakb::archive_name(file)?;
+    let name = (1..).map(|n| if n == 1 { name.clone() } else { format!("{name} ({n})") }).find(|n| library.check_new_name(n).is_ok()).expect("a free name");
+    let parent = knowledge.parent().map_or_else(|| knowledge.clone(), std::path::Path::to_path_buf);
+    let folder = (1..).map(|n| parent.join(if n == 1 { name.clone() } else { format!("{name} ({n})") })).find(|p| !p.exists()).expect("a free folder");
+    let paths = state.engine_config()?.model_paths;
+    let imported =
+        kea_engine::keakb::import(&mut library, file, &kea_engine::keakb::ImportTarget { name: Some(&name), folder: Some(&folder), model_paths: &paths })?;
+    start_background(app.clone());
+    Ok(imported.name)
+}
+
 /// Removes a collection (never its folders; its index only when asked); the
 /// default one is selected if it was this one.
 fn remove_collection(app: &AppHandle, name: &str, delete_index: bool) -> Result<(), ErrorDto> {

@@ -166,8 +166,13 @@ impl App {
         }
     }
 
+    /// Clicks `css` as a person would: scrolled into view first (a row of
+    /// a long list may be below the fold of its scrolling pane).
     pub async fn click(&self, css: &str) {
-        if let Err(e) = self.wait_for(css, Duration::from_secs(10)).await.click().await {
+        let element = self.wait_for(css, Duration::from_secs(10)).await;
+        let scroll = "arguments[0].scrollIntoView({block: 'center'});";
+        let _ = self.client.execute(scroll, vec![serde_json::to_value(&element).unwrap_or_default()]).await;
+        if let Err(e) = element.click().await {
             self.fail(&format!("click {css}: {e:?}")).await;
         }
     }

@@ -94,4 +94,8 @@ export const api = {
   updateCollection: (name: string, settings: CollectionSettingsDto) => invoke<void>("update_collection", { name, settings }),
   /** Never deletes the collection's folders; its index only with `deleteIndex`. */
   removeCollection: (name: string, deleteIndex: boolean) => invoke<void>("remove_collection", { name, deleteIndex }),
+  /** Saves a collection as one .keakb file where the person chooses (null: cancelled). */
+  exportCollection: (name: string, withFiles: boolean) => invoke<string | null>("export_collection", { name, withFiles }),
+  /** Imports a .keakb file the person picks (null: cancelled); the new collection's name. */
+  importCollection: () => invoke<string | null>("import_collection"),
 };

@@ -119,4 +119,17 @@ export function setupCollections() {
     api.updateCollection(name, readSettings()).then(() => (toast(t("collections.saved", { name })), refreshCollections()), toastError);
   });
   $("remove-collection").addEventListener("click", () => void remove().catch(toastError));
+  $("export-collection").addEventListener("click", () => {
+    const name = selectedCollection();
+    if (!name) return;
+    const withFiles = $<HTMLInputElement>("export-with-files").checked;
+    api.exportCollection(name, withFiles).then((file) => file && toast(t("collections.exported", { file })), toastError);
+  });
+  $("import-collection").addEventListener("click", () => {
+    api.importCollection().then((name) => {
+      if (!name) return;
+      toast(t("collections.imported", { name }));
+      void refreshCollections();
+    }, toastError);
+  });
 }

@@ -31,8 +31,9 @@ function indexedWhen(seconds: number): string {
 function pendingRow(path: string, state: "queued" | "skipped", why = ""): HTMLElement {
   const item = el("li", undefined, `doc ${state}`);
   item.dataset.path = path;
-  item.append(el("span", state === "queued" ? "…" : "–", "mark"), el("span", path, "path"));
-  item.append(el("span", state === "queued" ? t("knowledge.queued") : t("knowledge.skipped", { why }), "muted detail"));
+  const name = el("span", path, "path");
+  name.append(el("span", state === "queued" ? t("knowledge.queued") : t("knowledge.skipped", { why }), "muted detail"));
+  item.append(el("span", state === "queued" ? "…" : "–", "mark"), name);
   return item;
 }
 
@@ -59,8 +60,9 @@ function documentRow(doc: DocumentDto): HTMLElement {
     if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
   });
   remove.title = t("knowledge.delete");
-  // The state goes last: the style puts it on a line of its own under the name.
-  item.append(reindex, remove, el("span", detail, "muted detail"));
+  // The state is a line of its own under the name (a narrow pane keeps both readable).
+  name.append(el("span", detail, "muted detail"));
+  item.append(reindex, remove);
   return item;
 }
 
