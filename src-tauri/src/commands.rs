@@ -256,11 +256,7 @@ async fn identify(
 async fn passage(state: State<'_, AppState>, chunk_id: i64, collection: Option<String>) -> Result<PassageDto, ErrorDto> {
     // A citation of an answer across collections names its collection.
     let engine = match collection {
-        Some(name) => state
-            .engines_named(std::slice::from_ref(&name))?
-            .into_iter()
-            .find(|e| e.config().collection.eq_ignore_ascii_case(&name))
-            .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("the collection '{name}' is not open")))?,
+        Some(name) => state.engine_of(&name)?,
         None => state.engine()?,
     };
     blocking(move || {
@@ -438,8 +434,7 @@ async fn collections(state: State<'_, AppState>) -> Result<Vec<CollectionDto>, E
     blocking(move || {
         let dto = |c: &kea_engine::collections::Collection| {
             let config = library.engine_config(c, &settings, &kea_engine::settings::Overrides::from_env());
-            let embedder = Engine::indexed_model(&config.data_dir).ok().flatten().unwrap_or_else(|| config.model_id.clone());
-            CollectionDto::new(c, c.name.eq_ignore_ascii_case(&selected), embedder, kea_engine::collections::language_warning(c, &config))
+            CollectionDto::new(c, c.name.eq_ignore_ascii_case(&selected), kea_engine::collections::embedder_state(c, &config))
         };
         Ok(all.iter().map(dto).collect())
     })

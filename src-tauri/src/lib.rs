@@ -102,14 +102,25 @@ impl AppState {
         Ok((library, all))
     }
 
+    /// The registry and the collection called `name`.
+    fn collection(&self, name: &str) -> Result<(Library, Collection), ErrorDto> {
+        let (library, all) = self.collections()?;
+        let found = all.into_iter().find(|c| c.name.eq_ignore_ascii_case(name));
+        let collection = found.ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
+        Ok((library, collection))
+    }
+
     /// The engine configuration of the collection called `name`.
     fn collection_config(&self, name: &str) -> Result<EngineConfig, ErrorDto> {
-        let (library, all) = self.collections()?;
-        let collection = all
-            .into_iter()
-            .find(|c| c.name.eq_ignore_ascii_case(name))
-            .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
+        let (library, collection) = self.collection(name)?;
         Ok(library.engine_config(&collection, &self.settings(), &kea_engine::settings::Overrides::from_env()))
+    }
+
+    /// The open engine of the collection called `name` (selected or in the background).
+    fn engine_of(&self, name: &str) -> Result<Arc<Engine>, ErrorDto> {
+        let engines = self.engines_named(&[name.to_string()])?;
+        let found = engines.into_iter().find(|e| e.config().collection.eq_ignore_ascii_case(name));
+        found.ok_or_else(|| ErrorDto::new(ErrorKind::NotReady, format!("the collection '{name}' is not open yet")))
     }
 
     /// The open engines of the collections `names` names (`all`: every one), the selected one first.
@@ -389,6 +400,19 @@ fn select_collection(app: &AppHandle, name: &str) -> Result<(), ErrorDto> {
     Ok(())
 }
 
+/// `base`, then `base (2)`, `base (3)`… : the first that `free` accepts.
+fn first_free<T>(base: &str, free: impl Fn(&str) -> Option<T>) -> T {
+    (1..).find_map(|n| free(&if n == 1 { base.to_string() } else { format!("{base} ({n})") })).expect("a free name")
+}
+
+/// A folder named after the collection `name`, not there yet, beside the
+/// default collection's knowledge folder (else in the data folder).
+fn free_folder_beside(knowledge: &std::path::Path, data_dir: &std::path::Path, name: &str) -> PathBuf {
+    let base: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '-' } else { c }).collect();
+    let parent = knowledge.parent().unwrap_or(data_dir);
+    first_free(&base, |n| Some(parent.join(n)).filter(|p| !p.exists()))
+}
+
 /// Creates a collection over the folder the person chose, or a new folder
 /// named after it beside the default collection's, and selects it.
 fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Result<Collection, ErrorDto> {
@@ -399,9 +423,7 @@ fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Re
     let folder = match folder {
         Some(folder) => folder,
         None => {
-            let base: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '-' } else { c }).collect();
-            let parent = knowledge.parent().map_or_else(|| data_dir.clone(), std::path::Path::to_path_buf);
-            let free = (1..).map(|n| parent.join(if n == 1 { base.clone() } else { format!("{base} ({n})") })).find(|p| !p.exists()).expect("a free name");
+            let free = free_folder_beside(&knowledge, &data_dir, &name);
             std::fs::create_dir_all(&free).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", free.display())))?;
             free
         }
@@ -415,14 +437,9 @@ fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Re
 /// when `with_files`; the number of documents written.
 fn export_collection(app: &AppHandle, name: &str, file: &std::path::Path, with_files: bool) -> Result<usize, ErrorDto> {
     let state = app.state::<AppState>();
-    let (_, all) = state.collections()?;
-    let collection = all
-        .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
-    let engine = state.engines_named(std::slice::from_ref(&collection.name))?.into_iter().find(|e| e.config().collection == collection.name);
-    let engine = engine.ok_or_else(|| ErrorDto::new(ErrorKind::NotReady, format!("the collection '{name}' is not open yet")))?;
-    Ok(kea_engine::keakb::export(&engine, collection, file, with_files)?.documents)
+    let (_, collection) = state.collection(name)?;
+    let engine = state.engine_of(&collection.name)?;
+    Ok(kea_engine::keakb::export(&engine, &collection, file, with_files)?.documents)
 }
 
 /// Adds the collection in `file` (checked before anything is written; its
@@ -430,12 +447,10 @@ fn export_collection(app: &AppHandle, name: &str, file: &std::path::Path, with_f
 /// and opens it in the background; its name.
 fn import_collection(app: &AppHandle, file: &std::path::Path) -> Result<String, ErrorDto> {
     let state = app.state::<AppState>();
-    let (knowledge, _) = state.dirs()?;
+    let (knowledge, data_dir) = state.dirs()?;
     let mut library = state.library()?;
-    let name = kea_engine::keakb::archive_name(file)?;
-    let name = (1..).map(|n| if n == 1 { name.clone() } else { format!("{name} ({n})") }).find(|n| library.check_new_name(n).is_ok()).expect("a free name");
-    let parent = knowledge.parent().map_or_else(|| knowledge.clone(), std::path::Path::to_path_buf);
-    let folder = (1..).map(|n| parent.join(if n == 1 { name.clone() } else { format!("{name} ({n})") })).find(|p| !p.exists()).expect("a free folder");
+    let name = first_free(&kea_engine::keakb::archive_name(file)?, |n| library.check_new_name(n).ok());
+    let folder = free_folder_beside(&knowledge, &data_dir, &name);
     let paths = state.engine_config()?.model_paths;
     let imported =
         kea_engine::keakb::import(&mut library, file, &kea_engine::keakb::ImportTarget { name: Some(&name), folder: Some(&folder), model_paths: &paths })?;
@@ -467,12 +482,8 @@ fn update_collection(
     edit: impl FnOnce(&Collection) -> Result<kea_engine::collections::CollectionSettings, ErrorDto>,
 ) -> Result<(), ErrorDto> {
     let state = app.state::<AppState>();
-    let (mut library, all) = state.collections()?;
-    let collection = all
-        .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
-    library.set_settings(&collection.name, edit(collection)?)?;
+    let (mut library, collection) = state.collection(name)?;
+    library.set_settings(&collection.name, edit(&collection)?)?;
     select_collection(app, &state.selected())
 }
 

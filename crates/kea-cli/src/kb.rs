@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use kea_engine::collections::{language_warning, Collection, CollectionSettings, Library, Strictness};
+use kea_engine::collections::{embedder_state, Collection, CollectionSettings, Library, Strictness};
 use kea_engine::keakb::ImportTarget;
 use kea_engine::model::ModelPaths;
 use kea_engine::settings::{Overrides, Settings};
@@ -216,21 +216,21 @@ fn folder_list(collection: &Collection) -> String {
 /// A collection as `kea kb list --json` shows it.
 fn described(library: &Library, collection: &Collection, settings: &Settings, overrides: &Overrides) -> serde_json::Value {
     let config = library.engine_config(collection, settings, overrides);
-    let indexed = kea_engine::Engine::indexed_model(&config.data_dir).ok().flatten();
+    let state = embedder_state(collection, &config);
     serde_json::json!({
         "name": collection.name,
         "default": collection.is_default(),
         "folders": collection.folders,
         "index_dir": config.data_dir,
-        "indexed_model": indexed,
-        "embedder": indexed.clone().unwrap_or_else(|| config.model_id.clone()),
+        "indexed_model": state.indexed.then_some(&state.embedder),
+        "embedder": state.embedder,
         "settings": collection.settings,
-        "warning": language_warning(collection, &config),
+        "warning": state.warning,
     })
 }
 
 fn warn_about_languages(library: &Library, collection: &Collection, settings: &Settings, overrides: &Overrides) {
-    if let Some(warning) = language_warning(collection, &library.engine_config(collection, settings, overrides)) {
+    if let Some(warning) = embedder_state(collection, &library.engine_config(collection, settings, overrides)).warning {
         eprintln!("kea: warning: {warning}");
     }
 }

@@ -467,21 +467,34 @@ pub fn remember_explicit_embedder(config: &EngineConfig) -> Result<()> {
     Ok(())
 }
 
-/// A warning when `collection`'s documents are in a language its embedder
-/// (the index's, else the configured one) does not read.
-pub fn language_warning(collection: &Collection, config: &EngineConfig) -> Option<String> {
-    let embedder = crate::Engine::indexed_model(&config.data_dir).ok().flatten().unwrap_or_else(|| config.model_id.clone());
+/// A collection's embedder as the switcher and `kea kb list` show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbedderState {
+    /// The index's embedder, else the one a new index would use.
+    pub embedder: String,
+    /// Whether the collection has an index yet.
+    pub indexed: bool,
+    /// Its documents are in a language the embedder does not read.
+    pub warning: Option<String>,
+}
+
+/// The embedder of the collection `config` opens, and a warning when it
+/// does not read one of `collection`'s document languages.
+pub fn embedder_state(collection: &Collection, config: &EngineConfig) -> EmbedderState {
+    let indexed = crate::Engine::indexed_model(&config.data_dir).ok().flatten();
+    let embedder = indexed.clone().unwrap_or_else(|| config.model_id.clone());
     let languages = match config.remote_embedder.as_ref().filter(|r| r.model_id() == embedder) {
         Some(remote) => remote.languages.clone(),
         None => config.model_paths.resolve(&embedder).map(|m| m.manifest.languages).unwrap_or_default(),
     };
     let unread: Vec<&str> = collection.settings.languages.iter().filter(|l| !languages.is_empty() && !languages.contains(l)).map(String::as_str).collect();
-    (!unread.is_empty()).then(|| {
+    let warning = (!unread.is_empty()).then(|| {
         format!(
             "the embedder {embedder} reads only {}: passages in {} are found by their words alone; choose a multilingual embedder for '{}' (kea models list)",
             languages.join(", "),
             unread.join(", "),
             collection.name
         )
-    })
+    });
+    EmbedderState { embedder, indexed: indexed.is_some(), warning }
 }

@@ -1,7 +1,7 @@
 //! IPC shapes for collections: the switcher's list, and a collection's own
 //! settings as the knowledge pane edits them.
 
-use kea_engine::collections::{Collection, CollectionSettings, Strictness};
+use kea_engine::collections::{Collection, CollectionSettings, EmbedderState, Strictness};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -81,15 +81,15 @@ impl CollectionSettingsDto {
 }
 
 impl CollectionDto {
-    pub fn new(collection: &Collection, selected: bool, embedder: String, warning: Option<String>) -> CollectionDto {
+    pub fn new(collection: &Collection, selected: bool, state: EmbedderState) -> CollectionDto {
         CollectionDto {
             name: collection.name.clone(),
             default: collection.is_default(),
             selected,
             folders: collection.folders.iter().map(|f| f.display().to_string()).collect(),
-            embedder,
+            embedder: state.embedder,
             settings: CollectionSettingsDto::from(&collection.settings),
-            warning,
+            warning: state.warning,
         }
     }
 }
