@@ -7,6 +7,8 @@ pub const COMMANDS: &[&str] = &[
     "reindex_document",
     "delete_document",
     "import_files",
+    "add_web_page",
+    "refetch_document",
     "pick_paths",
     "set_knowledge_dir",
     "open_document",

@@ -53,3 +53,5 @@ mod sheets;
 mod team;
 #[path = "integration/watch.rs"]
 mod watch;
+#[path = "integration/web_pages.rs"]
+mod web_pages;

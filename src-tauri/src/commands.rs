@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use kea_engine::chat::{ChatOptions, RouterMode};
 use kea_engine::identify::{IdentifyOptions, Photo};
+use kea_engine::web::FetchLimits;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
@@ -16,6 +17,7 @@ use tauri_plugin_opener::OpenerExt;
 use crate::dto::{
     AnswerDto, CollectionDto, CollectionSettingsDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto,
     LlmInfoDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
+    WebPageDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -29,6 +31,8 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         reindex_document,
         delete_document,
         import_files,
+        add_web_page,
+        refetch_document,
         pick_paths,
         set_knowledge_dir,
         open_document,
@@ -141,6 +145,23 @@ async fn import_files(state: State<'_, AppState>, paths: Vec<String>, on_progres
         Ok(ImportDto::from(engine.documents().import(&sources, &mut send)?))
     })
     .await
+}
+
+/// Fetches a web page into the selected collection and indexes it
+/// (`allow_local`: the person allowed addresses on this computer or network).
+#[tauri::command]
+async fn add_web_page(app: AppHandle, state: State<'_, AppState>, url: String, allow_local: bool) -> Result<WebPageDto, ErrorDto> {
+    let engine = state.engine()?;
+    let limits = FetchLimits { allow_local, ..FetchLimits::default() };
+    blocking(move || Ok(WebPageDto::from(engine.documents().add_web_page(&url, &limits, &progress_sink(app), &CancelToken::new())?))).await
+}
+
+/// Fetches a kept web page again from its address.
+#[tauri::command]
+async fn refetch_document(app: AppHandle, state: State<'_, AppState>, path: String, allow_local: bool) -> Result<WebPageDto, ErrorDto> {
+    let engine = state.engine()?;
+    let limits = FetchLimits { allow_local, ..FetchLimits::default() };
+    blocking(move || Ok(WebPageDto::from(engine.documents().refetch(&path, &limits, &progress_sink(app), &CancelToken::new())?))).await
 }
 
 /// Opens the system's file dialog (documents, a folder or a golden set) and

@@ -1,7 +1,9 @@
 //! Collections in the real app: create a second collection from the
-//! knowledge pane, drop a file into it (a real X11 drag-and-drop), ask it,
-//! ask across every collection, and switch back to the first one.
+//! knowledge pane, drop a file into it (a real X11 drag-and-drop), add a
+//! web page to it (from a page server on 127.0.0.1), ask it, ask across
+//! every collection, and switch back to the first one.
 
+use std::io::{Read, Write};
 use std::time::Duration;
 
 use fantoccini::Locator;
@@ -39,6 +41,24 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
     assert!(sources.contains("sourdough.md") && !sources.contains("parrots/"), "{sources}");
     app.shot("answered-from-the-second-collection").await;
 
+    // A web page: refused from this computer until allowed, then kept, listed with its link and cited with it.
+    let url = serve_page(PAGE);
+    app.wait_for("#web-page-url", ANSWER).await.send_keys(&url).await.unwrap();
+    app.click("#add-web-page").await;
+    let refused = app.wait_text("#toast:not([hidden])", ANSWER, |t| !t.is_empty()).await;
+    assert!(refused.contains("allow local addresses"), "{refused}");
+    app.wait_for("#toast[hidden]", ANSWER).await;
+    app.click("#web-page-local").await;
+    app.click("#add-web-page").await;
+    let page_row = r#"#documents li.doc.indexed[data-path="Web pages/Bread ovens.html"]"#;
+    app.wait_for(&format!("{page_row} button[title^=\"Open http\"]"), INDEXING).await;
+    app.wait_for("#toast[hidden]", ANSWER).await;
+    app.wait_for("#question", ANSWER).await.send_keys("At what temperature should bread be baked?\u{E007}").await.unwrap();
+    let cited = app.wait_text(&format!("{last} .sources"), ANSWER, |t| t.contains("Bread ovens")).await;
+    let host = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    assert!(cited.contains(&format!("↗ {host}")), "the citation links to the page: {cited}");
+    app.shot("web-page-added-and-cited").await;
+
     // Across every collection: the answer comes from the first one and says so.
     app.wait_for("#toast[hidden]", ANSWER).await; // the import's note covers the form for a few seconds
     app.client.find(Locator::Css("#ask-scope")).await.unwrap().select_by_value("all").await.unwrap();
@@ -55,4 +75,22 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
     assert!(app.client.find_all(Locator::Css(r#"#documents li[data-path="sourdough.md"]"#)).await.unwrap().is_empty());
     app.shot("switched-back").await;
     app.stop().await;
+}
+
+const PAGE: &str = "<html><head><title>Bread ovens</title></head><body><nav>Shop</nav><main><h1>Bread ovens</h1>\
+<p>Bake bread at a temperature of 230 degrees for the first twenty minutes.</p></main></body></html>";
+
+/// Serves `html` at every path from 127.0.0.1 (as long as the test runs); its address.
+fn serve_page(html: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/bread", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", html.len());
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(html.as_bytes()));
+        }
+    });
+    url
 }

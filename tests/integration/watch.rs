@@ -145,3 +145,35 @@ fn the_indexing_model_is_released_when_idle_and_loads_again_for_a_change() {
     assert_eq!(engine.indexer().sync(&(), &kea_engine::CancelToken::new()).unwrap().processed, 1);
     assert_eq!(engine.retriever().search("kakapo boom at night", 1, kea_engine::SearchMode::Dense).unwrap()[0].chunk.source, "second.md");
 }
+
+/// An idle collection's vectors are mapped from their file instead of held
+/// in memory (the watcher asks after `RELEASE_VECTORS_AFTER`); searches
+/// rank exactly as before, and a change after a release is indexed and found.
+#[test]
+fn idle_vectors_leave_memory_and_come_back_for_a_search_or_a_change() {
+    let sandbox = Sandbox::with_samples();
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    let engine = Engine::open(config).unwrap();
+    engine.indexer().sync(&(), &kea_engine::CancelToken::new()).unwrap();
+    let questions = ["How long do cockatiels live?", "玄凤鹦鹉吃什么", "Which parrot cannot fly?"];
+    let ranked = |engine: &Engine| -> Vec<Vec<i64>> {
+        questions.iter().map(|q| engine.retriever().search(q, 5, kea_engine::SearchMode::Dense).unwrap().iter().map(|h| h.chunk.id).collect()).collect()
+    };
+    let before = ranked(&engine);
+    assert!(!engine.release_idle_vectors(Duration::from_secs(3600)), "just searched: kept");
+    assert!(engine.release_idle_vectors(Duration::ZERO), "unused for the time asked: released");
+    let status = engine.status().unwrap();
+    assert!(!status.vectors_loaded && status.vectors == status.chunks, "{} vectors, loaded: {}", status.vectors, status.vectors_loaded);
+    assert_eq!(ranked(&engine), before, "searches of the mapped vectors rank as before");
+    assert!(!engine.release_idle_vectors(Duration::ZERO), "nothing left to release");
+
+    std::fs::write(sandbox.path("later.md"), "# Later\n\nThe night heron fishes at dusk.\n").unwrap();
+    assert_eq!(engine.indexer().sync(&(), &kea_engine::CancelToken::new()).unwrap().processed, 1);
+    assert_eq!(engine.retriever().search("night heron fishing at dusk", 1, kea_engine::SearchMode::Dense).unwrap()[0].chunk.source, "later.md");
+    assert!(engine.status().unwrap().vectors_loaded, "a change loads them into memory");
+    drop(engine);
+    let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, repo_root().join("models"));
+    assert!(!Engine::open(config).unwrap().status().unwrap().vectors_rebuilt_on_open, "the file a release saved matches the store");
+}

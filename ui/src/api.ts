@@ -24,6 +24,7 @@ import type {
   SettingsDto,
   StatusDto,
   StreamDto,
+  WebPageDto,
 } from "./ipc";
 
 export type * from "./ipc";
@@ -48,6 +49,10 @@ export const api = {
     channel.onmessage = onProgress;
     return invoke<ImportDto>("import_files", { paths, onProgress: channel });
   },
+  /** Fetches a web page into the selected collection (`allowLocal`: also from this computer or network). */
+  addWebPage: (url: string, allowLocal: boolean) => invoke<WebPageDto>("add_web_page", { url, allowLocal }),
+  /** Fetches a kept web page again from its address. */
+  refetchDocument: (path: string, allowLocal: boolean) => invoke<WebPageDto>("refetch_document", { path, allowLocal }),
   /** The system's file dialog; Kea records what was chosen (the only paths it then accepts). */
   pickPaths: (kind: PickDto) => invoke<string[]>("pick_paths", { kind }),
   /** Makes a folder the person picked the knowledge folder (the engine reopens over it). */

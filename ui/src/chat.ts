@@ -18,6 +18,7 @@ let chatId: number | null = null;
 let busy = false;
 let openPassagePath: string | null = null;
 let openPassagePage: number | null = null;
+let openPassageUrl: string | null = null;
 
 function citationButton(citation: CitationDto | undefined, label: string): HTMLElement {
   const node = el("button", `[${label}]`, "cite");
@@ -36,6 +37,18 @@ function openLink(url: string) {
   api.openLink(url).catch(toastError);
 }
 
+/** A cited web page's address, opening in the browser. */
+function pageLink(url: string): HTMLElement {
+  const link = el("a", `↗ ${new URL(url).host} `, "page-link");
+  link.setAttribute("href", url);
+  link.title = url;
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    openLink(url);
+  });
+  return link;
+}
+
 async function showPassage(citation: CitationDto) {
   try {
     const passage = await api.passage(citation.chunk_id, citation.collection);
@@ -46,6 +59,9 @@ async function showPassage(citation: CitationDto) {
     const elsewhere = citation.collection != null && citation.collection !== selectedCollection();
     openPassagePath = elsewhere ? null : passage.source;
     openPassagePage = passage.page;
+    openPassageUrl = citation.url;
+    $("open-page").hidden = !citation.url;
+    $("open-page").title = citation.url ?? "";
     if (citation.collection) $("passage-source").textContent = `${collectionLabel(citation.collection)} › ${passage.source}`;
     $("passage").hidden = false;
     if (!elsewhere) await showPdfPage(passage.source, passage.page, passage.text);
@@ -204,7 +220,10 @@ function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[],
   if (citations.length) {
     const sources = el("div", undefined, "sources");
     sources.append(el("span", `${t("chat.sources")}: `, "muted"));
-    for (const c of citations) sources.append(citationButton(c, c.id), el("span", ` ${c.collection ? `${collectionLabel(c.collection)} › ` : ""}${c.source} | ${c.heading_path} `, "muted"));
+    for (const c of citations) {
+      sources.append(citationButton(c, c.id), el("span", ` ${c.collection ? `${collectionLabel(c.collection)} › ` : ""}${c.source} | ${c.heading_path} `, "muted"));
+      if (c.url) sources.append(pageLink(c.url));
+    }
     body.append(sources);
   }
 }
@@ -464,6 +483,9 @@ export function setupChat() {
   $("close-passage").addEventListener("click", () => ($("passage").hidden = true));
   $("open-document").addEventListener("click", () => {
     if (openPassagePath) api.openDocument(openPassagePath, openPassagePage).catch(toastError);
+  });
+  $("open-page").addEventListener("click", () => {
+    if (openPassageUrl) openLink(openPassageUrl);
   });
   $<HTMLInputElement>("pick-image").addEventListener("change", (event) => {
     const input = event.target as HTMLInputElement;

@@ -40,7 +40,11 @@ export type DocumentDto = { path: string, kind: string, size: number, status: Do
 /**
  * When it was last read (Unix seconds).
  */
-indexed_at: number, };
+indexed_at: number, 
+/**
+ * Its web address (a saved web page's): it opens there and can be fetched again.
+ */
+link: string | null, };
 export type StatusDto = { knowledge_dir: string, model_id: string | null, documents: Array<DocumentDto>, chunks: number, index_bytes: number, 
 /**
  * The team store the index is shared through, if any.
@@ -72,7 +76,11 @@ chunk_ids: number[],
 /**
  * The collection, when the question went to several.
  */
-collection: string | null, };
+collection: string | null, 
+/**
+ * The document's web address (a saved web page's).
+ */
+url: string | null, };
 export type RouteDto = { use_rag: boolean, is_followup: boolean, search_query: string, 
 /**
  * `llm` or `keywords`.
@@ -138,6 +146,15 @@ export type ImportDto = { imported: Array<string>,
  */
 rejected: Array<[string, string]>, };
 export type ImportProgressDto = { path: string, files_done: number, files_total: number, bytes_done: number, bytes_total: number, };
+export type WebPageDto = { 
+/**
+ * The document's key.
+ */
+path: string, url: string, title: string | null, 
+/**
+ * It replaced an earlier copy of the same address.
+ */
+refetched: boolean, };
 export type PickDto = "documents" | "folder" | "golden_set" | "gguf";
 export type PassageDto = { chunk_id: number, source: string, heading_path: string, page: number | null, text: string, };
 export type PassageNameDto = { id: number, source: string, heading_path: string, };

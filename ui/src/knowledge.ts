@@ -1,9 +1,10 @@
 // The knowledge pane: documents with status, chunks and size; add files or
-// folders (dialog or drop); re-index or delete one; re-index all; live
+// folders (dialog or drop) or a web page; re-index or delete one (a web
+// page is fetched again, and opens at its address); re-index all; live
 // progress with cancel; the model in use and the index size.
 import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
-import { api, type DocumentDto, type ImportProgressDto } from "./api";
+import { api, type DocumentDto, type ImportProgressDto, type WebPageDto } from "./api";
 import { identify } from "./chat";
 import { renderSetup } from "./setup";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
@@ -54,8 +55,16 @@ function documentRow(doc: DocumentDto): HTMLElement {
       : queuedFiles.has(doc.path)
         ? t("knowledge.queued")
         : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}${when ? ` · ${when}` : ""}`;
-  const reindex = button("↻", () => api.reindexDocument(doc.path).catch(toastError));
-  reindex.title = t("knowledge.reindex_one");
+  const reindex = doc.link
+    ? button("↻", () => api.refetchDocument(doc.path, $<HTMLInputElement>("web-page-local").checked).then(webPageKept, toastError))
+    : button("↻", () => api.reindexDocument(doc.path).catch(toastError));
+  reindex.title = doc.link ? t("knowledge.refetch") : t("knowledge.reindex_one");
+  if (doc.link) {
+    const link = doc.link;
+    const open = button("↗", () => api.openLink(link).catch(toastError));
+    open.title = t("knowledge.open_link", { url: link });
+    item.append(open);
+  }
   const remove = button("✕", async () => {
     if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
   });
@@ -143,6 +152,28 @@ function showProgress() {
   $("progress-text").textContent = indexing.active ? `${t("knowledge.indexing", { done: indexing.done, total: indexing.total })}${file}` : "";
 }
 
+function webPageKept(page: WebPageDto) {
+  const title = page.title ?? page.url;
+  toast(page.refetched ? t("knowledge.web_page_refetched", { title }) : t("knowledge.web_page_added", { title }));
+  void refreshStatus();
+}
+
+/** Fetches the address in the form into the selected collection. */
+async function addWebPage(event: SubmitEvent) {
+  event.preventDefault();
+  const input = $<HTMLInputElement>("web-page-url");
+  const submit = $<HTMLButtonElement>("add-web-page");
+  submit.disabled = true;
+  try {
+    webPageKept(await api.addWebPage(input.value.trim(), $<HTMLInputElement>("web-page-local").checked));
+    input.value = "";
+  } catch (e) {
+    toastError(e);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
 /** Imports files or folders; the watcher then indexes them with progress. */
 export async function importPaths(paths: string[]) {
   if (!paths.length) return;
@@ -187,6 +218,7 @@ export function setupKnowledge() {
   $("add-files").addEventListener("click", () => void pick(false).catch(toastError));
   $("add-folder").addEventListener("click", () => void pick(true).catch(toastError));
   $("reindex").addEventListener("click", () => api.reindex().catch(toastError));
+  $<HTMLFormElement>("web-page-form").addEventListener("submit", (event) => void addWebPage(event));
   $("change-knowledge-folder").addEventListener("click", () => void changeKnowledgeFolder().catch(toastError));
   $("cancel-indexing").addEventListener("click", () => void api.cancelIndexing());
   $("pause-indexing").addEventListener("click", () => api.pauseIndexing().then(refreshStatus, toastError));

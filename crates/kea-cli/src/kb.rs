@@ -61,6 +61,19 @@ pub enum KbCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Fetch a web page (http or https) into a collection's first folder
+    /// (under "Web pages/") and index it; adding the same address again
+    /// fetches it again. Citations of it link to the address.
+    AddUrl {
+        name: String,
+        url: String,
+        /// Also fetch from this computer or the local network (localhost,
+        /// 192.168.x.x, …), which is refused otherwise.
+        #[arg(long)]
+        allow_local: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Rename a collection.
     Rename { name: String, new_name: String },
     /// Forget a collection; its folders are never touched. Its index is kept
@@ -162,6 +175,10 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             let config = settings.engine_config_with(settings.knowledge_dir(knowledge), data_dir.to_path_buf(), overrides);
             import(&mut library, file, name.as_deref(), folder.clone(), &config.model_paths, *json)
         }
+        KbCommand::AddUrl { name, url, allow_local, json } => {
+            let collection = library.resolve(std::slice::from_ref(name), settings, knowledge)?.remove(0);
+            add_url(&crate::open_engine(library.engine_config(&collection, settings, overrides))?, url, *allow_local, *json)
+        }
         KbCommand::Rename { name, new_name } => {
             library.rename(name, new_name)?;
             println!("renamed '{name}' to '{}'", new_name.trim());
@@ -179,6 +196,16 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `kea kb add-url`: fetches the page into the collection and indexes it.
+fn add_url(engine: &kea_engine::Engine, url: &str, allow_local: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let limits = kea_engine::web::FetchLimits { allow_local, ..Default::default() };
+    let added = engine.documents().add_web_page(url, &limits, &(), &kea_engine::CancelToken::new())?;
+    print(&added, json, || {
+        let verb = if added.refetched { "fetched again" } else { "added" };
+        format!("{verb} {} as {} ({} passages embedded)", added.url, added.key, added.report.embedded)
+    })
 }
 
 /// `kea kb import`: the documents go to `folder`, else `Documents/<name>`.

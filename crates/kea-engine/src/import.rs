@@ -47,7 +47,7 @@ pub fn sanitise_file_name(name: &str) -> String {
 }
 
 /// `dir/name`, or `dir/stem (2).ext`, … when taken.
-fn unique_target(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn unique_target(dir: &Path, name: &str) -> PathBuf {
     let candidate = dir.join(name);
     if !candidate.exists() {
         return candidate;

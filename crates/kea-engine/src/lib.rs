@@ -37,9 +37,10 @@ pub mod team;
 pub mod vectors;
 pub mod viewer;
 pub mod watch;
+pub mod web;
 
 pub use chat::{Answerer, Conversations};
-pub use engine::{Documents, Engine, EngineConfig, Indexer, ReembedCost, Status, TeamStatus};
+pub use engine::{Documents, Engine, EngineConfig, Indexer, ReembedCost, Status, TeamStatus, WebPageAdded};
 pub use error::{Error, ErrorKind, Result};
 pub use identify::Identifier;
 pub use ingest::FileBudget;

@@ -44,6 +44,16 @@ pub trait VectorIndex: Send + Sync {
     fn write_shared(&self, _delta: &VectorDelta) -> Option<Result<()>> {
         None
     }
+    /// Saves the index to `path` under `stamp` and maps it from there
+    /// instead of holding it in memory (the next change loads it again);
+    /// false: it was not held in memory, or this kind of index stays.
+    fn release(&mut self, _path: &Path, _stamp: &VectorStamp) -> Result<bool> {
+        Ok(false)
+    }
+    /// Whether the index is held in this process's memory (a mapped one is not).
+    fn is_loaded(&self) -> bool {
+        true
+    }
 }
 
 /// What one store transaction did to the chunks; the vector index applies the same.
@@ -79,6 +89,10 @@ pub struct ChunkRow {
     /// The collection it is from, in results across several collections.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collection: Option<String>,
+    /// The document's web address (a saved page's, or a clipping's), as
+    /// read from the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// Which vector index the engine keeps.
@@ -292,6 +306,21 @@ impl VectorIndex for UsearchIndex {
     fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()> {
         self.save_to(path, stamp)
     }
+
+    fn release(&mut self, path: &Path, stamp: &VectorStamp) -> Result<bool> {
+        if self.viewed.is_some() {
+            return Ok(false);
+        }
+        self.save_to(path, stamp)?;
+        let mapped = UsearchIndex::new(self.dim)?;
+        mapped.index.view(path.to_str().ok_or_else(|| Error::InvalidInput(format!("non-UTF-8 path {}", path.display())))?).map_err(index_error)?;
+        (self.index, self.viewed) = (mapped.index, Some(path.to_path_buf()));
+        Ok(true)
+    }
+
+    fn is_loaded(&self) -> bool {
+        self.viewed.is_none()
+    }
 }
 
 /// Replaces `to` with the written file `from` so that a power cut leaves
@@ -464,6 +493,31 @@ mod tests {
             check(&format!("{backend:?}"), backend.empty(8).unwrap());
             build_save_load(backend);
         }
+        let dir = tempfile::tempdir().unwrap();
+        let mut released = VectorBackend::Usearch.empty(8).unwrap();
+        let stamp = VectorStamp { generation: 1, count: 0, model_id: "m".into(), dim: 8 };
+        assert!(released.release(&dir.path().join("v.usearch"), &stamp).unwrap());
+        check("Usearch, released", released);
+    }
+
+    #[test]
+    fn a_released_index_is_mapped_searches_as_before_and_loads_for_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.usearch");
+        let data = vectors(30, 8, 4);
+        let mut index: Box<dyn VectorIndex> = VectorBackend::Usearch.empty(8).unwrap();
+        for (i, v) in data.iter().enumerate() {
+            index.upsert(i as u64 + 1, v).unwrap();
+        }
+        let before: Vec<Vec<(u64, f32)>> = data.iter().map(|q| index.search(q, 5).unwrap()).collect();
+        let stamp = VectorStamp { generation: 7, count: 30, model_id: "m".into(), dim: 8 };
+        assert!(index.is_loaded());
+        assert!(index.release(&path, &stamp).unwrap());
+        assert!(!index.is_loaded() && !index.release(&path, &stamp).unwrap(), "mapped: nothing left to release");
+        assert_eq!(data.iter().map(|q| index.search(q, 5).unwrap()).collect::<Vec<_>>(), before, "it ranks exactly as before");
+        assert!(VectorBackend::Usearch.load_if_current(&path, &stamp).is_some(), "the file it maps is saved under the stamp");
+        index.remove(3).unwrap();
+        assert!(index.is_loaded() && !index.contains(3) && index.len() == 29, "a change loads it and applies");
     }
 
     #[test]

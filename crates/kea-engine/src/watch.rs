@@ -5,8 +5,10 @@
 //! events were dropped, when `kea.toml` or an ignore file (`.keaignore`,
 //! `.gitignore`: what they ignore leaves the index) changes, and every
 //! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
-//! quiet for [`QUIET`], pending vector changes are saved, and the indexing
-//! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change.
+//! quiet for [`QUIET`], pending vector changes are saved, the indexing
+//! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change, and
+//! the vectors are mapped from their file instead of held in memory after
+//! [`RELEASE_VECTORS_AFTER`] without a search or a change.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -31,6 +33,10 @@ pub const FULL_SYNC_EVERY: Duration = Duration::from_secs(15 * 60);
 /// The indexing instance of the embedding model is unloaded after this
 /// long without a change to index (a quiet app keeps only the query one).
 pub const RELEASE_MODEL_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// A collection's vectors are mapped from their file instead of held in
+/// memory after this long without a search or a change.
+pub const RELEASE_VECTORS_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// What wakes the watcher's thread.
 enum Wake {
@@ -117,6 +123,7 @@ impl Watcher {
                 Err(RecvTimeoutError::Timeout) => {
                     self.report(self.engine.indexer().save_pending_vectors());
                     self.engine.release_idle_models(RELEASE_MODEL_AFTER);
+                    self.engine.release_idle_vectors(RELEASE_VECTORS_AFTER);
                     continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => break,

@@ -28,10 +28,13 @@ pub struct DocumentDto {
     /// When it was last read (Unix seconds).
     #[ts(type = "number")]
     pub indexed_at: i64,
+    /// Its web address (a saved web page's): it opens there and can be fetched again.
+    pub link: Option<String>,
 }
 
 impl From<DocRecord> for DocumentDto {
     fn from(d: DocRecord) -> Self {
+        let link = d.link();
         DocumentDto {
             path: d.path,
             kind: d.kind.map_or(kea_engine::store::MIRRORED_KIND, |k| k.as_str()).to_string(),
@@ -41,6 +44,7 @@ impl From<DocRecord> for DocumentDto {
             title: d.title,
             chunks: d.chunk_count,
             indexed_at: d.indexed_at,
+            link,
         }
     }
 }
@@ -140,6 +144,23 @@ pub struct ImportDto {
 impl From<ImportReport> for ImportDto {
     fn from(r: ImportReport) -> Self {
         ImportDto { imported: r.imported, rejected: r.rejected }
+    }
+}
+
+/// A web page added to the collection, or fetched again.
+#[derive(Debug, Serialize, TS)]
+pub struct WebPageDto {
+    /// The document's key.
+    pub path: String,
+    pub url: String,
+    pub title: Option<String>,
+    /// It replaced an earlier copy of the same address.
+    pub refetched: bool,
+}
+
+impl From<kea_engine::WebPageAdded> for WebPageDto {
+    fn from(w: kea_engine::WebPageAdded) -> Self {
+        WebPageDto { path: w.key, url: w.url, title: w.title, refetched: w.refetched }
     }
 }
 

@@ -82,6 +82,7 @@ fn typescript_contract() -> String {
         IdentificationDto::decl(),
         ImportDto::decl(),
         ImportProgressDto::decl(),
+        WebPageDto::decl(),
         PickDto::decl(),
         PassageDto::decl(),
         PassageNameDto::decl(),

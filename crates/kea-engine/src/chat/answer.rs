@@ -35,6 +35,9 @@ pub struct Citation {
     /// The collection, when the question went to several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collection: Option<String>,
+    /// The document's web address (a saved web page's): citations link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl From<&ContextBlock> for Citation {
@@ -47,6 +50,7 @@ impl From<&ContextBlock> for Citation {
             chunk_id: b.chunk_ids.first().copied().unwrap_or_default(),
             chunk_ids: b.chunk_ids.clone(),
             collection: b.collection.clone(),
+            url: b.url.clone(),
         }
     }
 }
@@ -440,6 +444,7 @@ mod tests {
             chunk_ids: vec![7],
             text: "Seeds.".into(),
             collection: None,
+            url: None,
         };
         let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };

@@ -161,7 +161,7 @@ mod tests {
                     byte_start: 0,
                     byte_end: 4,
                     text: format!("passage {id}"),
-                    collection: None,
+                    ..Default::default()
                 },
                 score: 1.0 / id as f32,
                 dense: None,

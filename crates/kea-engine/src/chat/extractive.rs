@@ -124,6 +124,7 @@ pub(crate) mod tests {
             chunk_ids: vec![1],
             text: text.into(),
             collection: None,
+            url: None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! [`Documents`]: the knowledge folder's documents one at a time — import
-//! into it, locate and read one, delete or re-index it. Document keys come
+//! into it, add a web page to it (and fetch it again), locate and read
+//! one, delete or re-index it. Document keys come
 //! from the UI relative to the knowledge folder and are checked to stay
 //! inside it.
 
@@ -9,6 +10,19 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::import::{ImportProgress, ImportReport};
 use crate::progress::{CancelToken, ProgressSink, SyncReport};
+use crate::web::FetchLimits;
+
+/// A web page kept in the collection (see [`Documents::add_web_page`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WebPageAdded {
+    /// The document's key.
+    pub key: String,
+    pub url: String,
+    pub title: Option<String>,
+    /// It replaced an earlier copy of the same address.
+    pub refetched: bool,
+    pub report: SyncReport,
+}
 
 /// Rejects keys that are absolute or climb out (`..`), and files of a kind
 /// Kea does not index (a script is never opened or deleted through Kea),
@@ -76,6 +90,34 @@ impl Documents<'_> {
             return Err(Error::NotFound(format!("{key} is not indexed")));
         }
         self.engine.indexer().sync_paths(&[path], sink, cancel)
+    }
+
+    /// Fetches the page at `url` (within `limits`, see [`crate::web`]), keeps
+    /// its text as an `.html` file in the collection's first folder and
+    /// indexes it; a page already kept from the same address is replaced,
+    /// so adding it again fetches it again.
+    pub fn add_web_page(&self, url: &str, limits: &FetchLimits, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<WebPageAdded> {
+        let folder = self.engine.folders().primary().ok_or_else(|| Error::InvalidInput(crate::folders::NO_FOLDER.into()))?.to_path_buf();
+        let page = crate::web::fetch_page(url, limits)?;
+        let doc = crate::extract::extract_html(page.html.as_bytes(), None).map_err(|e| Error::InvalidInput(format!("{}: {e}", page.url)))?;
+        if doc.plain.trim().is_empty() {
+            return Err(Error::InvalidInput(format!("{}: the page has no text to keep", page.url)));
+        }
+        let earlier = self.engine.store().document_saved_from(&page.url)?;
+        let existing = earlier.as_deref().and_then(|key| self.path(key).ok());
+        let refetched = existing.is_some();
+        let file = crate::web::keep_page(&folder, &page, doc.title.as_deref(), existing)?;
+        let report = self.engine.indexer().sync_paths(std::slice::from_ref(&file), sink, cancel)?;
+        let key = self.engine.folders().key_of(&file).ok_or_else(|| Error::InvalidInput(format!("{} is outside the collection's folders", file.display())))?;
+        Ok(WebPageAdded { key, url: page.url, title: doc.title, refetched, report })
+    }
+
+    /// Fetches a kept web page again from its address (see [`Self::add_web_page`]).
+    pub fn refetch(&self, key: &str, limits: &FetchLimits, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<WebPageAdded> {
+        checked_key(key)?;
+        let record = self.engine.store().document(key)?.ok_or_else(|| Error::NotFound(format!("{key} is not indexed")))?;
+        let url = record.link().ok_or_else(|| Error::InvalidInput(format!("{key} has no web address to fetch it from")))?;
+        self.add_web_page(&url, limits, sink, cancel)
     }
 
     /// Copies `sources` (files or folders) into the knowledge folder,

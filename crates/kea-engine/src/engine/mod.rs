@@ -26,7 +26,7 @@ use crate::store::{DocRecord, Store};
 use crate::team::{MilvusIndex, Team, TeamConfig, TeamPassages};
 use crate::vectors::{VectorBackend, VectorIndex, VectorStamp};
 
-pub use documents::Documents;
+pub use documents::{Documents, WebPageAdded};
 pub use indexer::Indexer;
 
 mod documents;
@@ -138,6 +138,9 @@ pub struct Status {
     pub documents: Vec<DocRecord>,
     pub chunks: usize,
     pub vectors: usize,
+    /// Whether the vectors are held in memory (else mapped from their file:
+    /// as opened, and again once a collection is idle).
+    pub vectors_loaded: bool,
     /// Bytes of the SQLite database and vector file.
     pub index_bytes: u64,
     /// Whether the vector file had to be rebuilt from SQLite on open.
@@ -195,6 +198,8 @@ pub struct Engine {
     query_embedder: Mutex<Option<Box<dyn Embedder>>>,
     /// When a sync last used `embedder`.
     embedder_used: Mutex<Instant>,
+    /// When a search or a change last used `vectors`.
+    vectors_used: Mutex<Instant>,
     /// The CLIP image model, loaded at the first identification.
     clip: Mutex<Option<crate::identify::ClipClassifier>>,
     /// Loaded on first use; a load failure is kept so queries fall back fast.
@@ -340,6 +345,7 @@ impl Engine {
             embedder: Mutex::new(None),
             query_embedder: Mutex::new(None),
             embedder_used: Mutex::new(Instant::now()),
+            vectors_used: Mutex::new(Instant::now()),
             reranker: Mutex::new(None),
             clip: Mutex::new(None),
             sync_lock: Mutex::new(()),
@@ -371,6 +377,7 @@ impl Engine {
     /// The retrieval pipeline over this engine's store (and team mirror),
     /// vectors and models.
     pub fn retriever(&self) -> Retriever<'_> {
+        *self.vectors_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         Retriever::new(self.passages(), &self.vectors, self)
     }
 
@@ -443,6 +450,7 @@ impl Engine {
             documents: store.documents()?,
             chunks: store.chunk_count()?,
             vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
+            vectors_loaded: self.vectors.read().unwrap_or_else(|p| p.into_inner()).is_loaded(),
             index_bytes,
             vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
             skipped: store.meta(&crate::store::MetaKey::Skipped)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
@@ -477,6 +485,29 @@ impl Engine {
         let Ok(mut slot) = self.embedder.try_lock() else { return false };
         let unused = self.embedder_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle;
         unused && slot.take().is_some()
+    }
+
+    /// Maps the vector index from its file instead of holding it in memory
+    /// when no search or change has used it for `idle` (it is saved first;
+    /// the next change loads it again, searches read the mapping). Only
+    /// collections in use hold their vectors in memory. True if released.
+    pub fn release_idle_vectors(&self, idle: Duration) -> bool {
+        if self.vectors_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() < idle {
+            return false;
+        }
+        // No sync under way and nothing pending: the file will match the store.
+        let Ok(_sync) = self.sync_lock.try_lock() else { return false };
+        let Ok(saved) = self.vectors_saved.try_lock() else { return false };
+        if saved.dirty {
+            return false;
+        }
+        let store = self.store();
+        let Ok(mut vectors) = self.vectors.try_write() else { return false };
+        let stamp = match (store.generation(), store.model()) {
+            (Ok(generation), Ok(Some((model_id, dim)))) => VectorStamp { generation, count: vectors.len(), model_id, dim },
+            _ => return false,
+        };
+        vectors.release(&self.config.data_dir.join(VECTORS_FILE), &stamp).unwrap_or(false)
     }
 
     /// The embedding model an index in `data_dir` was built with, without
@@ -674,6 +705,7 @@ impl IndexModels for Engine {
     }
 
     fn vectors_changed(&self, now: bool) -> Result<()> {
+        *self.vectors_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         let generation = self.store().generation()?;
         let due = {
             let mut saved = self.vectors_saved.lock().unwrap_or_else(|p| p.into_inner());

@@ -7,7 +7,8 @@
 //! header and footer, asides, forms and hidden elements. Headings become
 //! heading blocks; paragraphs, list items, tables, quotes and `<pre>` become
 //! blocks. A page with no text left that way is read whole (without its
-//! scripts, styles and hidden parts).
+//! scripts, styles and hidden parts). A page headed by the browsers'
+//! `<!-- saved from url=… -->` mark gets that address as its `source`.
 
 use std::cell::RefCell;
 
@@ -41,12 +42,33 @@ pub(super) fn extract(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, 
     if pass.pieces.is_empty() {
         pass = read(&text, Mode::Everything);
     }
-    Ok(pass.into_document())
+    let mut doc = pass.into_document();
+    if let Some(url) = saved_from_url(&text) {
+        doc.front_matter.0.insert("source".into(), crate::frontmatter::FrontMatterValue::Text(url));
+    }
+    Ok(doc)
+}
+
+const SAVED_FROM: &str = "<!-- saved from url=(";
+
+/// The browsers' mark of a page saved from `url` (Kea heads its own copies with it).
+pub(super) fn saved_from_mark(url: &str) -> String {
+    format!("{SAVED_FROM}{:04}){url} -->", url.len())
+}
+
+/// The http(s) address a `saved from url=(NNNN)…` mark at the start of a
+/// page names, if any.
+fn saved_from_url(html: &str) -> Option<String> {
+    let rest = html.trim_start_matches('\u{feff}').trim_start().strip_prefix(SAVED_FROM)?;
+    let (length, rest) = rest.split_once(')')?;
+    let url = rest.get(..length.parse().ok()?)?;
+    let web = (url.starts_with("http://") || url.starts_with("https://")) && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    (web && rest[url.len()..].trim_start().starts_with("-->")).then(|| url.to_string())
 }
 
 /// The page's text: a byte-order mark, else the header's charset, else the
 /// page's own `<meta>` charset, else UTF-8 or the detected encoding.
-fn decode(bytes: &[u8], charset: Option<&str>) -> Result<String, String> {
+pub(super) fn decode(bytes: &[u8], charset: Option<&str>) -> Result<String, String> {
     if Encoding::for_bom(bytes).is_some() {
         return super::decode_text(bytes);
     }

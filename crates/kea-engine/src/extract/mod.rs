@@ -225,6 +225,16 @@ pub fn extract_html(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, St
     Ok(finish(html::extract(bytes, charset)?, DocKind::Html))
 }
 
+/// The mark that heads a page kept from `url` (read back as its `source`).
+pub fn saved_from_mark(url: &str) -> String {
+    html::saved_from_mark(url)
+}
+
+/// An HTML page's text, decoded as [`extract_html`] decodes it.
+pub fn decode_html(bytes: &[u8], charset: Option<&str>) -> Result<String, String> {
+    html::decode(bytes, charset)
+}
+
 /// The document with a title (front matter's, else the first heading's;
 /// a sheet's name or a row range is no title: the file name is) and made
 /// safe to use ([`Extracted::bounded`]).

@@ -21,6 +21,9 @@ pub struct ContextBlock {
     /// The collection, in results across several collections.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collection: Option<String>,
+    /// The document's web address, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The assembled context.
@@ -134,6 +137,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
             chunk_ids: group.iter().map(|c| c.id).collect(),
             text: body,
             collection: first.collection.clone(),
+            url: first.url.clone(),
         });
     }
     context
@@ -155,7 +159,7 @@ mod tests {
             byte_start: 0,
             byte_end: text.len(),
             text: text.into(),
-            collection: None,
+            ..Default::default()
         }
     }
 

@@ -106,6 +106,13 @@ pub struct DocRecord {
     pub indexed_at: i64,
 }
 
+impl DocRecord {
+    /// The document's web address, if it has one (see [`crate::web::web_link`]).
+    pub fn link(&self) -> Option<String> {
+        crate::web::web_link(&serde_json::from_value(self.front_matter.clone()).ok()?)
+    }
+}
+
 /// File facts shared by every kind of document change.
 #[derive(Debug, Clone)]
 pub struct FileFacts {
@@ -321,6 +328,17 @@ impl Store {
         self.documents_where("path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0')", &[key])
     }
 
+    /// One document's record, by its key.
+    pub fn document(&self, key: &str) -> Result<Option<DocRecord>> {
+        Ok(self.documents_where("path = ?1", &[key])?.pop())
+    }
+
+    /// The document saved from web address `url`, if any.
+    pub fn document_saved_from(&self, url: &str) -> Result<Option<String>> {
+        let mut stmt = self.conn.prepare_cached("SELECT path FROM documents WHERE json_extract(front_matter, '$.source') = ?1 ORDER BY path LIMIT 1")?;
+        Ok(stmt.query_row([url], |r| r.get::<_, String>(0)).optional()?)
+    }
+
     /// A document's title, by its key (`None`: not indexed, or untitled).
     pub fn document_title(&self, path: &str) -> Result<Option<String>> {
         let mut stmt = self.conn.prepare_cached("SELECT title FROM documents WHERE path = ?1")?;
@@ -433,7 +451,7 @@ impl Store {
     /// Chunks by id, in the order given (unknown ids are skipped).
     pub fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, d.path, d.title, c.chunk_index, c.total_chunks, c.heading_path, c.page, c.byte_start, c.byte_end, c.text
+            "SELECT c.id, d.path, d.title, c.chunk_index, c.total_chunks, c.heading_path, c.page, c.byte_start, c.byte_end, c.text, d.front_matter
              FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
         )?;
         let mut out = Vec::with_capacity(ids.len());
@@ -452,6 +470,7 @@ impl Store {
                         byte_end: r.get::<_, i64>(8)? as usize,
                         text: r.get(9)?,
                         collection: None,
+                        url: link_of(&r.get::<_, String>(10)?),
                     })
                 })
                 .optional()?;
@@ -512,6 +531,14 @@ fn apply_changes(tx: &Transaction, changes: &[DocChange]) -> Result<VectorDelta>
     Ok(delta)
 }
 
+/// The web address in a document's stored front matter (see [`crate::web::web_link`]).
+fn link_of(front_matter_json: &str) -> Option<String> {
+    if front_matter_json == "{}" {
+        return None;
+    }
+    crate::web::web_link(&serde_json::from_str(front_matter_json).ok()?)
+}
+
 /// Lists new chunk `id` among the Chinese chunks if its text is Chinese.
 fn record_language(tx: &Transaction, id: i64, text: &str) -> Result<()> {
     if Language::of_text(text) == Language::Chinese {
@@ -555,6 +582,7 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
             byte_end: c.byte_end,
             text: c.text.clone(),
             collection: None,
+            url: None,
         };
         delta.added.push(AddedVector { id: id as u64, vector: c.embedding.clone(), row, tokens });
     }

@@ -136,6 +136,7 @@ fn mirrored_chunk(source: &Source, dim: usize, r: &Value) -> Option<MirroredChun
         byte_end: number("be"),
         text: text("text", MAX_TEXT_BYTES)?,
         collection: None,
+        url: None,
     };
     let vector: Vec<f32> = r.get("vector")?.as_array()?.iter().filter_map(|x| x.as_f64().map(|x| x as f32)).filter(|x| x.is_finite()).collect();
     (vector.len() == dim).then_some(MirroredChunk { row, tokens: text("tokens", MAX_TOKENS_BYTES)?, vector })

@@ -1,0 +1,188 @@
+//! Web pages as sources, against a page server on 127.0.0.1: `kea kb
+//! add-url` keeps a page's main content as a file, answers from it with
+//! the page's address in the citation and fetches it again on demand; a
+//! local address is refused unless allowed, and redirects, size and time
+//! are bounded with nothing written when a fetch fails.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kea_engine::web::{fetch_page, FetchLimits};
+use kea_engine::ErrorKind;
+
+use super::util::{files_on_disk, Sandbox};
+
+/// What the server sends for one path.
+#[derive(Clone)]
+enum Reply {
+    Page { content_type: &'static str, body: Vec<u8> },
+    Redirect(String),
+    /// Headers at once, then the body after a pause.
+    Slow(Duration),
+}
+
+/// A page server on 127.0.0.1 whose pages a test can change.
+struct PageServer {
+    base: String,
+    pages: Arc<Mutex<HashMap<String, Reply>>>,
+}
+
+impl PageServer {
+    fn start() -> PageServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let pages: Arc<Mutex<HashMap<String, Reply>>> = Arc::default();
+        let served = pages.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let pages = served.clone();
+                std::thread::spawn(move || serve(stream, &pages));
+            }
+        });
+        PageServer { base, pages }
+    }
+
+    fn set(&self, path: &str, reply: Reply) {
+        self.pages.lock().unwrap().insert(path.into(), reply);
+    }
+
+    fn html(&self, path: &str, body: &str) {
+        self.set(path, Reply::Page { content_type: "text/html; charset=utf-8", body: body.as_bytes().to_vec() });
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+fn serve(stream: TcpStream, pages: &Mutex<HashMap<String, Reply>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let reply = pages.lock().unwrap().get(&path).cloned();
+    let mut out = stream;
+    let head = |status: &str, extra: &str, length: usize| format!("HTTP/1.1 {status}\r\n{extra}Content-Length: {length}\r\nConnection: close\r\n\r\n");
+    let _ = match reply {
+        Some(Reply::Page { content_type, body }) => {
+            out.write_all(head("200 OK", &format!("Content-Type: {content_type}\r\n"), body.len()).as_bytes()).and_then(|()| out.write_all(&body))
+        }
+        Some(Reply::Redirect(to)) => out.write_all(head("302 Found", &format!("Location: {to}\r\n"), 0).as_bytes()),
+        Some(Reply::Slow(pause)) => {
+            let _ = out.write_all(head("200 OK", "Content-Type: text/html\r\n", 20).as_bytes());
+            std::thread::sleep(pause);
+            out.write_all(b"<p>late</p>         ")
+        }
+        None => out.write_all(head("404 Not Found", "", 0).as_bytes()),
+    };
+}
+
+/// A page with furniture around its main content.
+fn timetable(departure: &str) -> String {
+    format!(
+        r#"<!DOCTYPE html><html><head><title>Night trains</title><script>var beacon = "zanzibarbeacon";</script></head>
+<body><nav><a href="/">Home</a> <a href="/deals">Xylophone deals</a></nav>
+<main><h1>Night trains</h1>
+<h2>The northern sleeper</h2><p>The northern sleeper leaves the central station at {departure} from platform 7, every night except Saturday.</p>
+<h2>Luggage</h2><p>Each passenger may bring two suitcases and one bicycle on the sleeper.</p></main>
+<footer>Railway company footer</footer></body></html>"#
+    )
+}
+
+fn ask(sandbox: &Sandbox, question: &str) -> serde_json::Value {
+    sandbox.json(&["ask", question, "--provider", "none", "--json"])
+}
+
+#[test]
+fn a_web_page_is_kept_answered_from_with_its_link_and_fetched_again_on_demand() {
+    let server = PageServer::start();
+    server.html("/trains", &timetable("21:40"));
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("garden.md"), "# Garden\n\n## Watering\n\nWater the tomatoes every evening in summer.\n").unwrap();
+    sandbox.index();
+    let url = server.url("/trains");
+
+    let refused = sandbox.run(&["kb", "add-url", "default", &url]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("allow local addresses"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert_eq!(files_on_disk(&sandbox.knowledge), ["garden.md"], "a refused fetch writes nothing");
+
+    let added = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
+    assert_eq!((added["key"].as_str(), added["refetched"].as_bool()), (Some("Web pages/Night trains.html"), Some(false)), "{added}");
+    let kept = std::fs::read_to_string(sandbox.path("Web pages/Night trains.html")).unwrap();
+    assert!(kept.starts_with(&format!("<!-- saved from url=({:04}){url} -->", url.len())), "{kept}");
+
+    let answer = ask(&sandbox, "When does the northern sleeper leave?");
+    let citation = &answer["citations"][0];
+    assert_eq!((citation["source"].as_str(), citation["url"].as_str()), (Some("Web pages/Night trains.html"), Some(url.as_str())), "{answer}");
+    assert!(answer["answer"].as_str().unwrap().contains("21:40"), "{answer}");
+    for furniture in ["zanzibarbeacon", "Xylophone", "Railway company"] {
+        let hits = sandbox.json(&["search", furniture, "--mode", "fts", "--json"]);
+        assert!(hits.as_array().unwrap().iter().all(|h| !h["text"].as_str().unwrap().contains(furniture)), "{furniture}: {hits}");
+    }
+
+    server.html("/trains", &timetable("22:15"));
+    let again = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
+    assert_eq!((again["key"].as_str(), again["refetched"].as_bool()), (Some("Web pages/Night trains.html"), Some(true)), "{again}");
+    assert_eq!(files_on_disk(&sandbox.knowledge), ["Web pages/Night trains.html", "garden.md"], "the same file is replaced");
+    let answer = ask(&sandbox, "When does the northern sleeper leave?");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.contains("22:15") && !text.contains("21:40"), "{answer}");
+}
+
+#[test]
+fn a_page_saved_from_a_browser_is_cited_with_its_address() {
+    let sandbox = Sandbox::empty();
+    let url = "https://example.org/guides/trains";
+    std::fs::write(sandbox.path("saved.html"), format!("<!-- saved from url=({:04}){url} -->\n{}", url.len(), timetable("06:05"))).unwrap();
+    std::fs::write(sandbox.path("plain.html"), timetable("07:30").replace("northern", "southern")).unwrap();
+    sandbox.index();
+    let answer = ask(&sandbox, "When does the northern sleeper leave?");
+    assert_eq!((answer["citations"][0]["source"].as_str(), answer["citations"][0]["url"].as_str()), (Some("saved.html"), Some(url)), "{answer}");
+    let answer = ask(&sandbox, "When does the southern sleeper leave?");
+    assert_eq!(answer["citations"][0]["source"], "plain.html", "{answer}");
+    assert!(answer["citations"][0].get("url").is_none(), "a page without the mark has no link: {answer}");
+}
+
+#[test]
+fn fetches_are_bounded_and_refused_with_a_clear_error() {
+    let server = PageServer::start();
+    let local = FetchLimits { allow_local: true, timeout: Duration::from_secs(2), ..FetchLimits::default() };
+    server.html("/page", "<main><p>Arrived.</p></main>");
+    server.set("/hop1", Reply::Redirect(server.url("/page")));
+    server.set("/loop", Reply::Redirect(server.url("/loop")));
+    server.set("/big", Reply::Page { content_type: "text/html", body: vec![b'a'; 2_000_000] });
+    server.set("/image", Reply::Page { content_type: "image/png", body: vec![0; 10] });
+    server.set("/slow", Reply::Slow(Duration::from_secs(5)));
+
+    let page = fetch_page(&server.url("/hop1"), &local).unwrap();
+    assert_eq!((page.url.as_str(), page.final_url.as_str()), (server.url("/hop1").as_str(), server.url("/page").as_str()));
+    assert!(page.html.contains("Arrived."));
+
+    let error = |path: &str, limits: &FetchLimits| fetch_page(&server.url(path), limits).unwrap_err();
+    let loop_error = error("/loop", &local);
+    assert_eq!(loop_error.kind(), ErrorKind::Download);
+    assert!(loop_error.to_string().contains("too many redirects"), "{loop_error}");
+    let small = FetchLimits { max_bytes: 1_000_000, ..local.clone() };
+    assert!(error("/big", &small).to_string().contains("larger than 1 MB"), "{}", error("/big", &small));
+    assert_eq!(error("/image", &local).kind(), ErrorKind::InvalidInput);
+    assert_eq!(error("/missing", &local).kind(), ErrorKind::Download);
+    let started = std::time::Instant::now();
+    assert_eq!(error("/slow", &local).kind(), ErrorKind::Download);
+    assert!(started.elapsed() < Duration::from_secs(5), "the fetch gave up at its time limit");
+    assert!(error("/page", &FetchLimits::default()).to_string().contains("allow local addresses"));
+    let to_local = fetch_page(&format!("http://localhost:{}/page", server.base.rsplit(':').next().unwrap()), &FetchLimits::default()).unwrap_err();
+    assert_eq!(to_local.kind(), ErrorKind::InvalidInput, "a name resolving to this computer is refused too: {to_local}");
+    for not_web in ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/"] {
+        assert_eq!(fetch_page(not_web, &local).unwrap_err().kind(), ErrorKind::InvalidInput, "{not_web}");
+    }
+}
