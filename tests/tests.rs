@@ -35,6 +35,8 @@ mod keakb;
 mod keys;
 #[path = "integration/locks.rs"]
 mod locks;
+#[path = "integration/mcp.rs"]
+mod mcp;
 #[path = "integration/models.rs"]
 mod models;
 #[path = "integration/network.rs"]

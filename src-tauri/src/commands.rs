@@ -16,8 +16,8 @@ use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
     AnswerDto, CollectionDto, CollectionSettingsDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto,
-    LlmInfoDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto, StreamDto,
-    WebPageDto,
+    LlmInfoDto, McpConfigDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto,
+    StreamDto, WebPageDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -49,6 +49,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         llm_info,
         get_settings,
         save_settings,
+        mcp_config,
         run_eval,
         models_list,
         setup_plan,
@@ -204,6 +205,15 @@ async fn open_document(app: AppHandle, state: State<'_, AppState>, path: String,
 async fn document_bytes(state: State<'_, AppState>, path: String) -> Result<tauri::ipc::Response, ErrorDto> {
     let engine = state.engine()?;
     blocking(move || Ok(tauri::ipc::Response::new(engine.documents().bytes(&path)?))).await
+}
+
+/// How other assistants start Kea's MCP server: the `kea` program beside
+/// this one, over this app's data folder.
+#[tauri::command]
+fn mcp_config(state: State<'_, AppState>) -> Result<McpConfigDto, ErrorDto> {
+    let (_, data_dir) = state.dirs()?;
+    let app = std::env::current_exe().map_err(|e| ErrorDto::new(ErrorKind::Io, e.to_string()))?;
+    Ok(McpConfigDto::new(&app.with_file_name(if cfg!(windows) { "kea.exe" } else { "kea" }), &data_dir))
 }
 
 /// Opens an http(s) link from an answer or passage in the browser.

@@ -131,6 +131,14 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     let kept = app.text("#secrets-kept").await;
     assert!(kept.contains("secrets.json"), "{kept}");
     app.shot("settings-keys").await;
+    // Other assistants: the MCP entry names the kea program beside the app, over this data folder.
+    app.client.execute("document.querySelector('#mcp').scrollIntoView({block: 'center'})", vec![]).await.unwrap();
+    let snippet: serde_json::Value = serde_json::from_str(&app.text("#mcp-snippet").await).unwrap();
+    let kea = &snippet["mcpServers"]["kea"];
+    assert!(kea["command"].as_str().unwrap().ends_with("/kea") && kea["args"].as_array().unwrap().last().unwrap() == "mcp", "{snippet}");
+    assert_eq!(kea["args"][1], app.root.path().join("data").display().to_string(), "{snippet}");
+    app.wait_for("#mcp-missing[hidden]", ANSWER).await;
+    app.shot("settings-mcp").await;
     let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(app.root.path().join("data/settings.json")).unwrap()).unwrap();
     assert_eq!((saved["language"].as_str(), saved["theme"].as_str()), (Some("zh"), Some("dark")));
 

@@ -18,7 +18,10 @@ use super::util::{files_on_disk, Sandbox};
 /// What the server sends for one path.
 #[derive(Clone)]
 enum Reply {
-    Page { content_type: &'static str, body: Vec<u8> },
+    Page {
+        content_type: &'static str,
+        body: Vec<u8>,
+    },
     Redirect(String),
     /// Headers at once, then the body after a pause.
     Slow(Duration),

@@ -13,6 +13,7 @@ import type {
   ImportDto,
   ImportProgressDto,
   LlmInfoDto,
+  McpConfigDto,
   MessageDto,
   ModelDto,
   ModelRoleDto,
@@ -60,6 +61,8 @@ export const api = {
   openDocument: (path: string, page: number | null = null) => invoke<void>("open_document", { path, page }),
   documentBytes: (path: string) => invoke<ArrayBuffer>("document_bytes", { path }),
   openLink: (url: string) => invoke<void>("open_link", { url }),
+  /** How other assistants start Kea's MCP server (the snippet for their configuration). */
+  mcpConfig: () => invoke<McpConfigDto>("mcp_config"),
   /** `collections`: null asks the selected collection; ["all"] every one. */
   ask: (question: string, chatId: number | null, collections: string[] | null, onEvent: (e: StreamDto) => void) =>
     invoke<AnswerDto>("ask", { question, chatId, collections, onEvent: streamed(onEvent) }),

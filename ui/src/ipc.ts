@@ -210,6 +210,19 @@ secrets_in_keyring: boolean, rerank: boolean, mmr: boolean, mmr_lambda: number, 
  * The interface language; none follows the system.
  */
 language: "zh" | "en" | null, theme: ThemeDto, photo_classifier: PhotoClassifierDto, };
+export type McpConfigDto = { 
+/**
+ * The `kea` program (installed beside the app).
+ */
+command: string, args: Array<string>, 
+/**
+ * The configuration entry, as JSON.
+ */
+snippet: string, 
+/**
+ * Whether the program is there (a development build may lack it).
+ */
+found: boolean, };
 export type ModelDto = { id: string, role: ModelRoleDto, name: string, languages: Array<string>, size_bytes: number, license: string, description: string, installed: boolean, active: boolean, downloadable: boolean, };
 export type DownloadDto = { model: string, file: string, done_bytes: number, total_bytes: number, models_done: number, models: number, };
 export type RemoteEmbedderDto = { base_url: string, model: string, api_key: string | null, api: "openai" | "ollama", 

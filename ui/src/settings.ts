@@ -1,5 +1,6 @@
 // The settings view: language model, model folder, retrieval knobs,
-// language and theme. Saved through the shell (a 0600 file in the data
+// language and theme, and the snippet that lets other assistants use Kea
+// (its MCP server). Saved through the shell (a 0600 file in the data
 // folder); the API key is never read back, only "set or not".
 import { api, type SettingsDto, type ThemeDto } from "./api";
 import { $, toast, toastError } from "./dom";
@@ -67,6 +68,16 @@ function read(previous: SettingsDto): SettingsDto {
   return next;
 }
 
+/** Shows how other assistants start Kea's MCP server, with a Copy button. */
+async function showMcpConfig() {
+  const config = await api.mcpConfig();
+  $("mcp-snippet").textContent = config.snippet;
+  $("mcp-missing").hidden = config.found;
+  $("copy-mcp").addEventListener("click", () => {
+    void navigator.clipboard?.writeText(config.snippet).then(() => ($("copy-mcp").textContent = t("mcp.copied")));
+  });
+}
+
 /** Loads and applies the saved settings; `rerender` redraws translated dynamic content. */
 export async function setupSettings(rerender: () => void) {
   try {
@@ -94,6 +105,7 @@ export async function setupSettings(rerender: () => void) {
         toastError(e);
       }
     });
+  showMcpConfig().catch(toastError);
   choose("pick-gguf", "gguf", "gguf");
   choose("pick-models-dir", "models_dir", "folder");
   field("api_key").addEventListener("input", warnIfMoved);

@@ -98,6 +98,15 @@ fn select(config: &EngineConfig, saved: &Settings, args: &LlmArgs) -> anyhow::Re
     Ok(auto_select(&settings)?)
 }
 
+/// The language model and the chat options `kea ask` answers with (and
+/// `kea mcp`'s `ask` tool).
+pub(crate) fn answering(config: &EngineConfig, settings: &Settings, args: &LlmArgs, max_tokens: usize) -> anyhow::Result<(LlmChoice, ChatOptions)> {
+    let choice = select(config, settings, args)?;
+    let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
+    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), enhance, ..Default::default() };
+    Ok((choice, options))
+}
+
 /// `kea ask` over one collection, or several (`--kb`): the answer is kept
 /// in the first one's conversations.
 pub fn ask(
@@ -110,8 +119,7 @@ pub fn ask(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let Some(first) = configs.first() else { anyhow::bail!("no collection to ask") };
-    let choice = select(first, settings, args)?;
-    let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
+    let (choice, options) = answering(first, settings, args, max_tokens)?;
     let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
     let (engine, others) = engines.split_first().expect("one configuration at least");
     let answerer = match others {
@@ -121,7 +129,6 @@ pub fn ask(
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
-    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), enhance, ..Default::default() };
     let mut stdout = std::io::stdout();
     let mut streamed = String::new();
     let mut sink = |event: ChatEvent| {

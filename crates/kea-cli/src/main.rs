@@ -6,6 +6,7 @@ mod bench;
 mod chat;
 mod kb;
 mod keys;
+mod mcp;
 mod models;
 mod progress;
 mod search;
@@ -237,6 +238,14 @@ enum Command {
         #[command(subcommand)]
         which: chat::ChatCommand,
     },
+    /// Serve the collections to other assistants over the Model Context
+    /// Protocol (stdio): tools search, ask and list_documents, and each
+    /// document as a kea:// resource. Read-only: the app may index meanwhile.
+    /// Without --kb, a call without its own `kb` uses the default collection.
+    Mcp {
+        #[command(flatten)]
+        llm: chat::LlmArgs,
+    },
     /// Collections: list, create, set, rename, remove.
     Kb {
         #[command(subcommand)]
@@ -373,6 +382,18 @@ pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
     Ok(engine)
 }
 
+/// What `kea mcp` serves: every collection, the global `--kb` ones by default.
+fn mcp_scope(cli: &Cli, settings: &Settings, llm: &chat::LlmArgs) -> anyhow::Result<mcp::Scope> {
+    Ok(mcp::Scope {
+        library: Library::load(&app_data_dir(cli))?,
+        settings: settings.clone(),
+        overrides: overrides(cli),
+        knowledge: cli.knowledge.clone(),
+        default_kb: cli.kb.clone(),
+        llm: llm.clone(),
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let settings = settings(&cli);
     let config = || config(&cli, &settings);
@@ -424,6 +445,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => setup::run(args, config()?, cli.models_dir.clone()),
         Command::Models { which } => models::run(which, app_config(), cli.models_dir.clone()),
         Command::Chat { which } => chat::run(which, config()?),
+        Command::Mcp { llm } => mcp::run(mcp_scope(&cli, &settings, llm)?),
         Command::Kb { which } => kb::run(which, &app_data_dir(&cli), &settings, &overrides(&cli), cli.knowledge.clone()),
         Command::Keys { which } => keys::run(which, &app_data_dir(&cli)),
         Command::Bench { which } => {

@@ -9,10 +9,10 @@ use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
 /// Retrieves `query` in one collection, or across several (merged).
-fn retrieve(engines: &[kea_engine::Engine], query: &str, retrieval: &RetrievalConfig) -> anyhow::Result<Retrieval> {
+pub(crate) fn retrieve(engines: &[&kea_engine::Engine], query: &str, retrieval: &RetrievalConfig) -> anyhow::Result<Retrieval> {
     Ok(match engines.split_first() {
         Some((only, [])) => only.retriever().retrieve(query, retrieval)?,
-        Some((first, rest)) => first.across(&rest.iter().collect::<Vec<_>>()).retrieve(query, retrieval)?,
+        Some((first, rest)) => first.across(rest).retrieve(query, retrieval)?,
         None => anyhow::bail!("no collection to search"),
     })
 }
@@ -26,6 +26,7 @@ pub fn run_file(configs: Vec<EngineConfig>, file: &std::path::Path, retrieval: &
         Err(_) => text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),
     };
     let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
+    let engines: Vec<&kea_engine::Engine> = engines.iter().collect();
     let mut results = Vec::with_capacity(questions.len());
     for question in &questions {
         let result = retrieve(&engines, question, retrieval)?;
@@ -44,7 +45,7 @@ pub fn run_file(configs: Vec<EngineConfig>, file: &std::path::Path, retrieval: &
 /// `kea search` over one collection, or several (`--kb`), merged.
 pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig, trace: bool, json: bool) -> anyhow::Result<ExitCode> {
     let engines = configs.into_iter().map(crate::open_engine).collect::<anyhow::Result<Vec<_>>>()?;
-    let result = retrieve(&engines, query, retrieval)?;
+    let result = retrieve(&engines.iter().collect::<Vec<_>>(), query, retrieval)?;
     if json {
         let hits: Vec<serde_json::Value> = result.hits.iter().map(hit_json).collect();
         let out = if trace { serde_json::json!({ "hits": hits, "context": result.context, "trace": result.trace }) } else { serde_json::json!(hits) };
@@ -69,7 +70,7 @@ pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig,
 }
 
 /// The `kea search --json` hit shape (the contract tests and callers use).
-fn hit_json(h: &kea_engine::Hit) -> serde_json::Value {
+pub(crate) fn hit_json(h: &kea_engine::Hit) -> serde_json::Value {
     serde_json::json!({
         "source": h.chunk.source, "heading_path": h.chunk.heading_path, "chunk_index": h.chunk.chunk_index,
         "chunk_id": h.chunk.id, "page": h.chunk.page, "score": h.score, "text": h.chunk.text, "collection": h.chunk.collection,

@@ -228,7 +228,22 @@ mod tests {
 
     #[test]
     fn only_public_addresses_are_fetched_by_default() {
-        for local in ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1", "255.255.255.255", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:192.168.0.1", "::"] {
+        for local in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:192.168.0.1",
+            "::",
+        ] {
             assert!(!is_public(local.parse().unwrap()), "{local}");
         }
         for public in ["93.184.216.34", "1.1.1.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
@@ -252,7 +267,12 @@ mod tests {
         let source = |html: &str| crate::extract::extract_html(html.as_bytes(), None).unwrap().front_matter.get("source");
         assert_eq!(source(&saved).as_deref(), Some(page.url.as_str()));
         assert_eq!(source("\u{feff}  <!-- saved from url=(0018)http://example.org -->").as_deref(), Some("http://example.org"));
-        for not_a_mark in ["<p>no mark</p>", "<!-- saved from url=(0099)https://example.com -->", "<!-- saved from url=(0016)file:///etc/passwd -->", "<!-- saved from url=(xx)https://a.b -->"] {
+        for not_a_mark in [
+            "<p>no mark</p>",
+            "<!-- saved from url=(0099)https://example.com -->",
+            "<!-- saved from url=(0016)file:///etc/passwd -->",
+            "<!-- saved from url=(xx)https://a.b -->",
+        ] {
             assert_eq!(source(not_a_mark), None, "{not_a_mark}");
         }
     }

@@ -100,6 +100,7 @@ fn typescript_contract() -> String {
         PhotoClassifierDto::decl(),
         ModelRoleDto::decl(),
         SettingsDto::decl(),
+        McpConfigDto::decl(),
         ModelDto::decl(),
         DownloadDto::decl(),
         RemoteEmbedderDto::decl(),

@@ -223,3 +223,32 @@ impl SettingsDto {
         next
     }
 }
+
+/// How another assistant starts Kea's MCP server (`kea mcp`), shown on the
+/// settings page to paste into that assistant's MCP configuration.
+#[derive(Debug, Serialize, TS)]
+pub struct McpConfigDto {
+    /// The `kea` program (installed beside the app).
+    pub command: String,
+    pub args: Vec<String>,
+    /// The configuration entry, as JSON.
+    pub snippet: String,
+    /// Whether the program is there (a development build may lack it).
+    pub found: bool,
+}
+
+impl McpConfigDto {
+    /// The entry for `program` serving the collections of `data_dir`
+    /// (named only when it is not the default one).
+    pub fn new(program: &std::path::Path, data_dir: &std::path::Path) -> McpConfigDto {
+        let mut args = Vec::new();
+        if data_dir != kea_engine::EngineConfig::default_data_dir() {
+            args.extend(["--data-dir".to_string(), data_dir.display().to_string()]);
+        }
+        args.push("mcp".into());
+        let command = program.display().to_string();
+        let entry = serde_json::json!({ "mcpServers": { "kea": { "command": command, "args": args } } });
+        let snippet = serde_json::to_string_pretty(&entry).unwrap_or_default();
+        McpConfigDto { command, args, snippet, found: program.is_file() }
+    }
+}

@@ -13,6 +13,8 @@ use crate::store::{Conversation, Store, StoredMessage};
 /// The saved conversations, over the store's writing connection.
 pub struct Conversations<'a> {
     pub(crate) store: &'a Mutex<Store>,
+    /// Whether exchanges are kept (a read-only engine answers without).
+    pub(crate) kept: bool,
 }
 
 /// One exchange to save: what the user sent and what Kea replied.
@@ -70,6 +72,9 @@ impl Conversations<'_> {
     /// titled `title` when `None`.
     pub(crate) fn open(&self, id: Option<i64>, title: &str) -> Result<(i64, Option<String>)> {
         let store = self.store();
+        if !self.kept && id.is_none() {
+            return Ok((0, None));
+        }
         match id {
             Some(id) => {
                 let c = store.conversation(id)?.ok_or_else(|| Error::InvalidInput(format!("no conversation {id}")))?;
@@ -86,6 +91,9 @@ impl Conversations<'_> {
 
     /// Saves an exchange in conversation `id` and makes its subject the conversation's.
     pub(crate) fn record(&self, id: i64, exchange: &Exchange) -> Result<()> {
+        if !self.kept {
+            return Ok(());
+        }
         let store = self.store();
         if let Some(subject) = &exchange.subject {
             store.set_subject(id, subject)?;

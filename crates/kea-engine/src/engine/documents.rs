@@ -76,6 +76,7 @@ impl Documents<'_> {
 
     /// Deletes a document's file and drops it from the index.
     pub fn delete(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.engine.writable()?;
         let path = self.path(key)?;
         std::fs::remove_file(&path).map_err(|e| Error::io(format!("deleting {key}"), e))?;
         self.engine.indexer().sync_paths(&[path], sink, cancel)
@@ -84,6 +85,7 @@ impl Documents<'_> {
     /// Extracts, chunks and indexes one document again even if unchanged
     /// (unchanged chunks keep their vectors).
     pub fn reindex(&self, key: &str, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.engine.writable()?;
         checked_key(key)?;
         let Some((_, path)) = self.engine.folders().path_of(key) else { return Err(Error::NotFound(format!("{key} is not indexed"))) };
         if !self.engine.store().mark_stale(key)? {
@@ -97,6 +99,7 @@ impl Documents<'_> {
     /// indexes it; a page already kept from the same address is replaced,
     /// so adding it again fetches it again.
     pub fn add_web_page(&self, url: &str, limits: &FetchLimits, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<WebPageAdded> {
+        self.engine.writable()?;
         let folder = self.engine.folders().primary().ok_or_else(|| Error::InvalidInput(crate::folders::NO_FOLDER.into()))?.to_path_buf();
         let page = crate::web::fetch_page(url, limits)?;
         let doc = crate::extract::extract_html(page.html.as_bytes(), None).map_err(|e| Error::InvalidInput(format!("{}: {e}", page.url)))?;
@@ -120,12 +123,48 @@ impl Documents<'_> {
         self.add_web_page(&url, limits, sink, cancel)
     }
 
+    /// The document's indexed text, section by section (its passages in
+    /// order, overlaps removed, each section under its heading path and a
+    /// PDF's pages marked): what a client of Kea reads to open a citation.
+    pub fn indexed_text(&self, key: &str) -> Result<String> {
+        checked_key(key)?;
+        let chunks = self.engine.reader.lock().unwrap_or_else(|p| p.into_inner()).document_chunks(key)?;
+        if chunks.is_empty() {
+            return Err(Error::NotFound(format!("{key} is not indexed (or has no text)")));
+        }
+        Ok(stitched(&chunks))
+    }
+
     /// Copies `sources` (files or folders) into the knowledge folder,
     /// telling `on_copied` after each file (see [`crate::import`]).
     pub fn import(&self, sources: &[PathBuf], on_copied: &mut dyn FnMut(&ImportProgress)) -> Result<ImportReport> {
+        self.engine.writable()?;
         let folder = self.engine.folders().primary().ok_or_else(|| Error::InvalidInput(crate::folders::NO_FOLDER.into()))?;
         crate::import::import_into(folder, self.engine.config().max_file_bytes, sources, on_copied)
     }
+}
+
+/// Passages of one document, in order, as one text (see [`Documents::indexed_text`]).
+fn stitched(chunks: &[crate::store::ChunkRow]) -> String {
+    let mut out = String::new();
+    let (mut heading, mut page, mut end) = (None, None, 0);
+    for chunk in chunks {
+        if chunk.page.is_some() && chunk.page != page {
+            page = chunk.page;
+            out.push_str(&format!("\n[p. {}]\n", chunk.page.unwrap_or_default()));
+        }
+        if heading != Some(&chunk.heading_path) && !chunk.heading_path.is_empty() {
+            heading = Some(&chunk.heading_path);
+            out.push_str(&format!("\n## {}\n\n", chunk.heading_path));
+        } else if chunk.byte_start > end {
+            out.push_str("\n\n");
+        }
+        // Overlapping chunks repeat the end of the one before: only what is new.
+        let skip = end.saturating_sub(chunk.byte_start).min(chunk.text.len());
+        out.push_str(chunk.text.get(skip..).unwrap_or(&chunk.text));
+        end = end.max(chunk.byte_end);
+    }
+    out.trim().to_string()
 }
 
 #[cfg(test)]

@@ -87,6 +87,7 @@ impl Indexer<'_> {
     }
 
     fn sync_scope(&self, scope: &SyncScope, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<SyncReport> {
+        self.engine.writable()?;
         let _one_at_a_time = self.engine.sync_lock.lock().unwrap_or_else(|p| p.into_inner());
         if self.engine.retired.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(Error::Cancelled);

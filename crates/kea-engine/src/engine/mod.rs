@@ -76,6 +76,10 @@ pub struct EngineConfig {
     pub collection: String,
     /// How readily the relevance decision answers.
     pub strictness: Strictness,
+    /// Searches and answers only, beside the app that indexes: nothing is
+    /// written (no sync, saved vectors, model switch, kept conversation or
+    /// new file), and an index that does not exist yet is an error.
+    pub read_only: bool,
 }
 
 impl EngineConfig {
@@ -101,6 +105,7 @@ impl EngineConfig {
             more_folders: Vec::new(),
             collection: DEFAULT_COLLECTION.to_string(),
             strictness: Strictness::default(),
+            read_only: false,
         }
     }
 
@@ -221,6 +226,8 @@ pub struct Engine {
     /// changed since (saved on a debounce after a sync of some paths).
     vectors_saved: Mutex<VectorsSaved>,
     vectors_rebuilt_on_open: bool,
+    /// The store's generation when this engine opened it.
+    opened_generation: i64,
     /// The languages of the configured embedding model (empty: many or unknown).
     model_languages: Vec<String>,
     llm_rerank_cache: RerankCache,
@@ -277,7 +284,9 @@ fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Re
         Ok(())
     })?;
     let index = backend.build(stamp.dim, &all)?;
-    index.save(&path, stamp)?;
+    if !config.read_only {
+        index.save(&path, stamp)?;
+    }
     Ok((index, true))
 }
 
@@ -299,6 +308,9 @@ fn settle_model(config: &EngineConfig, store: &mut Store) -> Result<(Vec<String>
     let Ok(local) = config.model_paths.resolve(&config.model_id) else { return Ok((Vec::new(), false)) };
     let wanted = (local.manifest.id.clone(), local.manifest.dim);
     let switch = store.model()?.as_ref() != Some(&wanted);
+    if switch && config.read_only && store.chunk_count()? > 0 {
+        return Err(Error::InvalidInput(format!("the index was built with another model than {}; open it in the app or with `kea index` to switch", wanted.0)));
+    }
     if switch {
         store.switch_model(&wanted.0, wanted.1)?;
     }
@@ -312,6 +324,9 @@ impl Engine {
         // Absolute, so the watcher's event paths compare with them.
         let absolute = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
         (config.knowledge_dir, config.more_folders) = (absolute(&config.knowledge_dir), config.more_folders.iter().map(absolute).collect());
+        if config.read_only && !config.data_dir.join(DB_FILE).is_file() {
+            return Err(Error::NotFound(format!("no index in {} yet: index it with `kea index` or the app first", config.data_dir.display())));
+        }
         std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
         let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
         let mut chunks = store.chunk_count()?;
@@ -356,6 +371,7 @@ impl Engine {
             queued: Mutex::new(Vec::new()),
             vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
+            opened_generation: stamp.generation,
             model_languages,
             llm_rerank_cache: Default::default(),
             names: Mutex::new(None),
@@ -413,7 +429,7 @@ impl Engine {
 
     /// The saved conversations (chats and identifications alike).
     pub fn conversations(&self) -> Conversations<'_> {
-        Conversations { store: &self.store }
+        Conversations { store: &self.store, kept: !self.config.read_only }
     }
 
     /// The current label set (names in front matter, keys from the profile).
@@ -492,7 +508,7 @@ impl Engine {
     /// the next change loads it again, searches read the mapping). Only
     /// collections in use hold their vectors in memory. True if released.
     pub fn release_idle_vectors(&self, idle: Duration) -> bool {
-        if self.vectors_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() < idle {
+        if self.config.read_only || self.vectors_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() < idle {
             return false;
         }
         // No sync under way and nothing pending: the file will match the store.
@@ -508,6 +524,20 @@ impl Engine {
             _ => return false,
         };
         vectors.release(&self.config.data_dir.join(VECTORS_FILE), &stamp).unwrap_or(false)
+    }
+
+    /// Whether the index changed since this engine opened it, by another
+    /// engine (the app indexing beside a read-only one): reopen to see it all.
+    pub fn changed_since_open(&self) -> Result<bool> {
+        Ok(self.reader.lock().unwrap_or_else(|p| p.into_inner()).generation()? != self.opened_generation)
+    }
+
+    /// Refuses a change to a read-only engine.
+    pub(crate) fn writable(&self) -> Result<()> {
+        match self.config.read_only {
+            true => Err(Error::InvalidInput("this collection is open read-only (another program indexes it): nothing is changed".into())),
+            false => Ok(()),
+        }
     }
 
     /// The embedding model an index in `data_dir` was built with, without

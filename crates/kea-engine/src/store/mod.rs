@@ -448,6 +448,17 @@ impl Store {
         Ok(out)
     }
 
+    /// A document's chunks, in order.
+    pub fn document_chunks(&self, path: &str) -> Result<Vec<ChunkRow>> {
+        let ids: Vec<u64> = self
+            .conn
+            .prepare_cached("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ?1 ORDER BY c.chunk_index")?
+            .query_map([path], |r| r.get::<_, i64>(0))?
+            .map(|id| id.map(|id| id as u64))
+            .collect::<rusqlite::Result<_>>()?;
+        self.chunks_by_ids(&ids)
+    }
+
     /// Chunks by id, in the order given (unknown ids are skipped).
     pub fn chunks_by_ids(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
         let mut stmt = self.conn.prepare_cached(
