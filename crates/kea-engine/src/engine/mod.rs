@@ -340,7 +340,9 @@ impl Engine {
         let (vectors, rebuilt, team) = match &config.team {
             Some(team_config) => {
                 let team = Team::open(team_config, &config.knowledge_dir, &config.data_dir, &stamp.model_id, dim)?;
-                team.catch_up(&store)?;
+                if !config.read_only {
+                    team.catch_up(&store)?;
+                }
                 (Box::new(MilvusIndex::new(team.clone())) as Box<dyn VectorIndex>, false, Some(team))
             }
             None => {
