@@ -79,6 +79,7 @@ fn a_real_mcp_client_searches_asks_lists_and_reads_in_both_languages() {
             tool("list_documents", json!({})),
             json!({ "op": "list_templates" }),
             json!({ "op": "list_resources" }),
+            tool("list_documents", json!({ "offset": 2, "limit": 3 })),
         ],
     );
     let info = &lines[0]["ok"];
@@ -113,6 +114,8 @@ fn a_real_mcp_client_searches_asks_lists_and_reads_in_both_languages() {
     assert!(listed["documents"].as_array().unwrap().iter().all(|d| d["state"] == "indexed" && d["uri"].is_string()), "{listed}");
     assert_eq!(lines[8]["ok"]["resourceTemplates"][0]["uriTemplate"], "kea://{collection}/{+path}");
     assert_eq!(lines[9]["ok"]["resources"].as_array().unwrap().len(), listed["total"].as_u64().unwrap() as usize);
+    let paths = |documents: &Value| -> Vec<String> { documents.as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap().to_string()).collect() };
+    assert_eq!(paths(&result(&lines[10])["documents"]), paths(&listed["documents"])[2..5], "a page of the list");
 
     // A cited passage opens: the document's indexed text holds it.
     let passage = &result(&lines[2])["passages"][0];

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use kea_engine::chat::ChatOptions;
 use kea_engine::collections::{Collection, Library};
 use kea_engine::settings::{Overrides, Settings};
+use kea_engine::store::DocRecord;
 use kea_engine::{Engine, ErrorKind, RetrievalConfig};
 use kea_llm::LlmChoice;
 use rmcp::model::{
@@ -257,25 +258,36 @@ impl Kea {
         }))
     }
 
+    /// How many documents `collections` hold, and `limit` of them from the
+    /// `offset`-th (collection by collection, in path order).
+    fn documents(&self, collections: &[Collection], offset: usize, limit: usize) -> Result<(usize, Vec<(String, DocRecord)>), ErrorData> {
+        let (mut total, mut page) = (0, Vec::new());
+        for collection in collections {
+            let skip = offset.saturating_sub(total);
+            let (count, documents) = self.engine(collection)?.documents().page(skip, limit - page.len()).map_err(|e| engine_error(&e))?;
+            total += count;
+            page.extend(documents.into_iter().map(|d| (collection.name.clone(), d)));
+        }
+        Ok((total, page))
+    }
+
     /// The `list_documents` tool: each document with its state and URI.
     fn list_documents(&self, args: &Arguments) -> Result<Value, ErrorData> {
         let collections = self.collections(args.text("kb", false, 200)?.as_deref())?;
-        let offset = args.number("offset", 0..=u64::MAX >> 1)?.unwrap_or(0) as usize;
+        let offset = args.number("offset", 0..=u64::from(u32::MAX))?.unwrap_or(0) as usize;
         let limit = args.number("limit", 1..=1000)?.unwrap_or(200) as usize;
-        let mut documents = Vec::new();
-        for collection in &collections {
-            let status = self.engine(collection)?.status().map_err(|e| engine_error(&e))?;
-            documents.extend(status.documents.into_iter().map(|d| {
+        let (total, page) = self.documents(&collections, offset, limit)?;
+        let documents: Vec<Value> = page
+            .into_iter()
+            .map(|(collection, d)| {
                 json!({
-                    "collection": collection.name, "path": d.path, "title": d.title, "kind": d.kind.map(|k| k.as_str()),
+                    "collection": collection, "path": d.path, "title": d.title, "kind": d.kind.map(|k| k.as_str()),
                     "state": if d.error.is_some() { "error" } else { "indexed" }, "error": d.error, "chunks": d.chunk_count,
-                    "indexed_at": d.indexed_at, "uri": document_uri(&collection.name, &d.path), "url": d.link(),
+                    "indexed_at": d.indexed_at, "uri": document_uri(&collection, &d.path), "url": d.link(),
                 })
-            }));
-        }
-        let total = documents.len();
-        let page: Vec<Value> = documents.into_iter().skip(offset).take(limit).collect();
-        Ok(json!({ "total": total, "offset": offset, "documents": page }))
+            })
+            .collect();
+        Ok(json!({ "total": total, "offset": offset, "documents": documents }))
     }
 
     /// A document's indexed text, by its URI.
@@ -291,18 +303,15 @@ impl Kea {
     /// One page of every document of the default collections, as resources.
     fn resources(&self, cursor: Option<&str>) -> Result<(Vec<Resource>, Option<String>), ErrorData> {
         let start: usize = cursor.map_or(Ok(0), str::parse).map_err(|_| invalid("not a cursor of this server"))?;
-        let mut all = Vec::new();
-        for collection in self.collections(None)? {
-            let status = self.engine(&collection)?.status().map_err(|e| engine_error(&e))?;
-            all.extend(status.documents.into_iter().filter(|d| d.error.is_none()).map(|d| {
+        let (total, page) = self.documents(&self.collections(None)?, start, RESOURCE_PAGE)?;
+        let resources = page
+            .into_iter()
+            .map(|(collection, d)| {
                 let name = d.title.clone().unwrap_or_else(|| d.path.clone());
-                Resource::new(document_uri(&collection.name, &d.path), name)
-                    .with_description(format!("{} › {}", collection.name, d.path))
-                    .with_mime_type("text/markdown")
-            }));
-        }
-        let next = (start + RESOURCE_PAGE < all.len()).then(|| (start + RESOURCE_PAGE).to_string());
-        Ok((all.into_iter().skip(start).take(RESOURCE_PAGE).collect(), next))
+                Resource::new(document_uri(&collection, &d.path), name).with_description(format!("{collection} › {}", d.path)).with_mime_type("text/markdown")
+            })
+            .collect();
+        Ok((resources, (start + RESOURCE_PAGE < total).then(|| (start + RESOURCE_PAGE).to_string())))
     }
 }
 

@@ -123,6 +123,12 @@ impl Documents<'_> {
         self.add_web_page(&url, limits, sink, cancel)
     }
 
+    /// How many documents the collection has, and `limit` of them from the
+    /// `offset`-th in path order.
+    pub fn page(&self, offset: usize, limit: usize) -> Result<(usize, Vec<crate::store::DocRecord>)> {
+        self.engine.reader.lock().unwrap_or_else(|p| p.into_inner()).documents_page(offset, limit)
+    }
+
     /// The document's indexed text, section by section (its passages in
     /// order, overlaps removed, each section under its heading path and a
     /// PDF's pages marked): what a client of Kea reads to open a citation.

@@ -290,6 +290,13 @@ impl Store {
         self.documents_where("1", &[])
     }
 
+    /// How many documents there are, and `limit` of them from the
+    /// `offset`-th in path order (a page of a long list).
+    pub fn documents_page(&self, offset: usize, limit: usize) -> Result<(usize, Vec<DocRecord>)> {
+        let page = self.documents_where(&format!("path IN (SELECT path FROM documents ORDER BY path LIMIT {limit} OFFSET {offset})"), &[])?;
+        Ok((self.document_count()?, page))
+    }
+
     /// The documents with front matter (where labels come from), through
     /// their partial index: in a large folder most documents have none.
     pub fn documents_with_front_matter(&self) -> Result<Vec<DocRecord>> {
