@@ -1,8 +1,9 @@
 //! `kea mcp` driven by a real MCP client (the official Python SDK,
 //! `tests/mcp_client.py`): tools and resources on the sample knowledge in
 //! English and Chinese, with the same passages `kea search --json` finds;
-//! bad input answered with JSON-RPC errors; nothing written to the index;
-//! and a collection the app indexes meanwhile seen anew.
+//! bad input answered with JSON-RPC errors; nothing written to the index
+//! (not a byte of its files); and a collection the app indexes meanwhile
+//! seen anew.
 
 use std::process::Command;
 
@@ -57,6 +58,19 @@ fn cli_ranking(sandbox: &Sandbox, query: &str) -> Vec<i64> {
     sandbox.search(query, 5).iter().map(|h| h["chunk_id"].as_i64().unwrap()).collect()
 }
 
+/// Every file of the index folder with its bytes (the shared-memory index
+/// of SQLite's WAL aside: readers use it).
+fn index_files(data: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(data)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file() && !e.file_name().to_string_lossy().ends_with("-shm"))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
 fn ranking(search: &Value) -> Vec<i64> {
     search["passages"].as_array().unwrap().iter().map(|p| p["chunk_id"].as_i64().unwrap()).collect()
 }
@@ -65,6 +79,7 @@ fn ranking(search: &Value) -> Vec<i64> {
 fn a_real_mcp_client_searches_asks_lists_and_reads_in_both_languages() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
+    let before = index_files(&sandbox.data);
     let (en, zh) = ("What do cockatiels eat?", "玄凤鹦鹉吃什么？");
     let lines = session(
         &sandbox,
@@ -123,6 +138,8 @@ fn a_real_mcp_client_searches_asks_lists_and_reads_in_both_languages() {
     let text = read[1]["ok"]["contents"][0]["text"].as_str().unwrap();
     let opening: String = passage["text"].as_str().unwrap().chars().take(60).collect();
     assert!(text.contains(&opening), "{opening:?} not in {text}");
+    let after = index_files(&sandbox.data);
+    assert!(after == before, "the server wrote to the index: {:?}", after.iter().map(|f| &f.0).collect::<Vec<_>>());
     let store = rusqlite::Connection::open(sandbox.data.join("kea.sqlite3")).unwrap();
     let kept: i64 = store.query_row("SELECT count(*) FROM conversations", [], |r| r.get(0)).unwrap();
     assert_eq!(kept, 0, "asking through MCP keeps no conversation");
@@ -146,12 +163,13 @@ fn bad_input_gets_a_json_rpc_error_and_the_server_goes_on() {
         json!({ "op": "read_resource", "uri": "file:///etc/passwd" }),
         json!({ "op": "read_resource", "uri": "kea://default/..%2F..%2Fetc%2Fpasswd.md" }),
         json!({ "op": "read_resource", "uri": "kea://default/gone.md" }),
+        json!({ "op": "read_resource", "uri": "kea://all/parrots/cockatiel.md" }),
         tool("search", json!({ "query": "cockatiel" })),
     ];
     let lines = session(&sandbox, &[], &calls);
     for (line, call) in lines[1..calls.len()].iter().zip(&calls) {
-        let code = error_code(line);
-        assert!(code == -32602 || code == -32002, "{call} → {line}");
+        let not_indexed = call["uri"] == "kea://default/gone.md";
+        assert_eq!(error_code(line), if not_indexed { -32002 } else { -32602 }, "{call} → {line}");
     }
     assert!(lines[6]["error"]["message"].as_str().unwrap().contains("nowhere"), "{}", lines[6]);
     assert!(lines[7]["error"]["message"].as_str().unwrap().contains("at most 2000"), "{}", lines[7]);
@@ -159,7 +177,7 @@ fn bad_input_gets_a_json_rpc_error_and_the_server_goes_on() {
 }
 
 #[test]
-fn the_app_indexing_meanwhile_is_seen_and_never_written_to() {
+fn what_the_app_indexes_meanwhile_is_seen_by_a_running_server() {
     let sandbox = Sandbox::with_samples();
     let watcher = Watcher::start(&sandbox);
     watcher.wait_for("the initial sync", |_| true);

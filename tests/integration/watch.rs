@@ -150,7 +150,7 @@ fn the_indexing_model_is_released_when_idle_and_loads_again_for_a_change() {
 /// in memory (the watcher asks after `RELEASE_VECTORS_AFTER`); searches
 /// rank exactly as before, and a change after a release is indexed and found.
 #[test]
-fn idle_vectors_leave_memory_and_come_back_for_a_search_or_a_change() {
+fn idle_vectors_are_mapped_searched_as_before_and_loaded_again_for_a_change() {
     let sandbox = Sandbox::with_samples();
     let mut config = EngineConfig::new(&sandbox.knowledge, &sandbox.data);
     config.model_paths.dirs.insert(0, repo_root().join("models"));

@@ -140,6 +140,20 @@ fn a_web_page_is_kept_answered_from_with_its_link_and_fetched_again_on_demand() 
     let answer = ask(&sandbox, "When does the northern sleeper leave?");
     let text = answer["answer"].as_str().unwrap();
     assert!(text.contains("22:15") && !text.contains("21:40"), "{answer}");
+
+    // A note clipped from the same address is the user's: adding the page again never writes over it.
+    let clipping = format!("---\nsource: {url}\n---\n# My trip notes\n\nBook the sleeper early.\n");
+    std::fs::write(sandbox.path("trip.md"), &clipping).unwrap();
+    sandbox.index();
+    let again = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
+    assert_eq!(again["key"], "Web pages/Night trains.html", "{again}");
+    assert_eq!(std::fs::read_to_string(sandbox.path("trip.md")).unwrap(), clipping);
+    let mut config = kea_engine::EngineConfig::new(&sandbox.knowledge, &sandbox.data);
+    config.model_paths.dirs.insert(0, super::util::repo_root().join("models"));
+    let engine = kea_engine::Engine::open(config).unwrap();
+    let refused = engine.documents().refetch("trip.md", &FetchLimits { allow_local: true, ..FetchLimits::default() }, &(), &kea_engine::CancelToken::new());
+    assert_eq!(refused.unwrap_err().kind(), ErrorKind::InvalidInput, "only pages Kea keeps are fetched again");
+    assert_eq!(std::fs::read_to_string(sandbox.path("trip.md")).unwrap(), clipping);
 }
 
 #[test]
@@ -185,6 +199,10 @@ fn fetches_are_bounded_and_refused_with_a_clear_error() {
     assert!(error("/page", &FetchLimits::default()).to_string().contains("allow local addresses"));
     let to_local = fetch_page(&format!("http://localhost:{}/page", server.base.rsplit(':').next().unwrap()), &FetchLimits::default()).unwrap_err();
     assert_eq!(to_local.kind(), ErrorKind::InvalidInput, "a name resolving to this computer is refused too: {to_local}");
+    // A public-looking start that redirects here is refused at the redirect (the resolver checks every hop).
+    server.set("/away", Reply::Redirect(format!("http://localhost:{}/page", server.base.rsplit(':').next().unwrap())));
+    let through_redirect = fetch_page(&server.url("/away"), &FetchLimits { allow_local: false, ..local.clone() }).unwrap_err();
+    assert_eq!(through_redirect.kind(), ErrorKind::InvalidInput, "{through_redirect}");
     for not_web in ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/"] {
         assert_eq!(fetch_page(not_web, &local).unwrap_err().kind(), ErrorKind::InvalidInput, "{not_web}");
     }

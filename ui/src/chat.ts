@@ -39,7 +39,13 @@ function openLink(url: string) {
 
 /** A cited web page's address, opening in the browser. */
 function pageLink(url: string): HTMLElement {
-  const link = el("a", `↗ ${new URL(url).host} `, "page-link");
+  let host = url;
+  try {
+    host = new URL(url).host;
+  } catch {
+    // An address the engine took but the browser does not: shown whole.
+  }
+  const link = el("a", `↗ ${host} `, "page-link");
   link.setAttribute("href", url);
   link.title = url;
   link.addEventListener("click", (event) => {

@@ -38,6 +38,9 @@ function pendingRow(path: string, state: "queued" | "skipped", why = ""): HTMLEl
   return item;
 }
 
+/** A page Kea fetched and keeps (fetched again by ↻); other linked documents are the user's own. */
+const KEPT_PAGE = /(^|\/)Web pages\/[^/]+\.html$/i;
+
 function documentRow(doc: DocumentDto): HTMLElement {
   const item = el("li", undefined, `doc ${doc.status}`);
   item.dataset.path = doc.path;
@@ -55,10 +58,11 @@ function documentRow(doc: DocumentDto): HTMLElement {
       : queuedFiles.has(doc.path)
         ? t("knowledge.queued")
         : `${t("knowledge.chunks", { n: doc.chunks })} · ${formatBytes(doc.size)}${when ? ` · ${when}` : ""}`;
-  const reindex = doc.link
+  const kept = doc.link && KEPT_PAGE.test(doc.path);
+  const reindex = kept
     ? button("↻", () => api.refetchDocument(doc.path, $<HTMLInputElement>("web-page-local").checked).then(webPageKept, toastError))
     : button("↻", () => api.reindexDocument(doc.path).catch(toastError));
-  reindex.title = doc.link ? t("knowledge.refetch") : t("knowledge.reindex_one");
+  reindex.title = kept ? t("knowledge.refetch") : t("knowledge.reindex_one");
   if (doc.link) {
     const link = doc.link;
     const open = button("↗", () => api.openLink(link).catch(toastError));

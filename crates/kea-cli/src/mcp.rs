@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kea_engine::chat::ChatOptions;
@@ -50,18 +50,20 @@ pub struct Scope {
     pub llm: LlmArgs,
 }
 
-/// An open collection and when it was opened.
+/// An open collection, when it was opened and how long that took.
 struct Opened {
     engine: Arc<Engine>,
     at: Instant,
+    took: Duration,
 }
 
 /// The server's state, shared by the requests it serves at once.
 struct Kea {
     scope: Scope,
     engines: Mutex<HashMap<String, Opened>>,
-    /// The language model `ask` answers with, chosen at the first `ask`.
-    llm: OnceLock<Result<(LlmChoice, ChatOptions), String>>,
+    /// The language model `ask` answers with, chosen at the first `ask`
+    /// (a failed choice is tried again at the next).
+    llm: Mutex<Option<Arc<(LlmChoice, ChatOptions)>>>,
 }
 
 /// A JSON-RPC "invalid params" error.
@@ -174,19 +176,24 @@ impl Kea {
         self.scope.library.list(&self.scope.settings, self.scope.knowledge.clone()).into_iter().map(|c| c.name).collect()
     }
 
-    /// `collection`'s engine, opened read-only (again when the app changed it).
+    /// `collection`'s engine, opened read-only (again when the app changed
+    /// it, at most every [`REOPEN_EVERY`] or ten times as long as the last
+    /// open took, so a collection the app is busy indexing is not rebuilt
+    /// over and over). Opened outside the lock: other requests go on.
     fn engine(&self, collection: &Collection) -> Result<Arc<Engine>, ErrorData> {
-        let mut engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(opened) = engines.get(&collection.name) {
-            let stale = opened.at.elapsed() >= REOPEN_EVERY && opened.engine.changed_since_open().unwrap_or(true);
-            if !stale {
-                return Ok(opened.engine.clone());
+        let current = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&collection.name).map(|o| (o.engine.clone(), o.at, o.took));
+        if let Some((engine, at, took)) = current {
+            let due = at.elapsed() >= REOPEN_EVERY.max(took * 10);
+            if !due || !engine.changed_since_open().unwrap_or(true) {
+                return Ok(engine);
             }
         }
         let mut config = self.scope.library.engine_config(collection, &self.scope.settings, &self.scope.overrides);
         config.read_only = true;
+        let started = Instant::now();
         let engine = Arc::new(Engine::open(config).map_err(|e| engine_error(&e))?);
-        engines.insert(collection.name.clone(), Opened { engine: engine.clone(), at: Instant::now() });
+        let opened = Opened { engine: engine.clone(), at: Instant::now(), took: started.elapsed() };
+        self.engines.lock().unwrap_or_else(|p| p.into_inner()).insert(collection.name.clone(), opened);
         Ok(engine)
     }
 
@@ -220,12 +227,15 @@ impl Kea {
     }
 
     /// The language model and options `ask` answers with.
-    fn answering(&self, collection: &Collection) -> Result<&(LlmChoice, ChatOptions), ErrorData> {
-        let chosen = self.llm.get_or_init(|| {
-            let config = self.scope.library.engine_config(collection, &self.scope.settings, &self.scope.overrides);
-            crate::chat::answering(&config, &self.scope.settings, &self.scope.llm, 384).map_err(|e| e.to_string())
-        });
-        chosen.as_ref().map_err(|e| ErrorData::internal_error(format!("no language model: {e}"), None))
+    fn answering(&self, collection: &Collection) -> Result<Arc<(LlmChoice, ChatOptions)>, ErrorData> {
+        let mut chosen = self.llm.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(chosen) = chosen.as_ref() {
+            return Ok(chosen.clone());
+        }
+        let config = self.scope.library.engine_config(collection, &self.scope.settings, &self.scope.overrides);
+        let choice = crate::chat::answering(&config, &self.scope.settings, &self.scope.llm, 384)
+            .map_err(|e| ErrorData::internal_error(format!("no language model: {e}"), None))?;
+        Ok(chosen.insert(Arc::new(choice)).clone())
     }
 
     /// The `ask` tool: Kea's own decision, answer and citations.
@@ -234,7 +244,8 @@ impl Kea {
         let collections = self.collections(args.text("kb", false, 200)?.as_deref())?;
         let opened = self.engines(&collections)?;
         let (first, rest) = opened.split_first().ok_or_else(|| invalid("no collection to ask"))?;
-        let (choice, options) = self.answering(&collections[0])?;
+        let answering = self.answering(&collections[0])?;
+        let (choice, options) = (&answering.0, &answering.1);
         let answerer = match rest {
             [] => first.answerer(),
             _ => first.answerer_over(Box::new(first.across(&rest.iter().map(Arc::as_ref).collect::<Vec<_>>()))),
@@ -293,6 +304,9 @@ impl Kea {
     /// A document's indexed text, by its URI.
     fn read(&self, uri: &str) -> Result<String, ErrorData> {
         let (name, path) = parse_uri(uri)?;
+        if name.eq_ignore_ascii_case(kea_engine::collections::ALL_COLLECTIONS) {
+            return Err(invalid(format!("{uri}: a document is in one collection, not in \"{name}\"")));
+        }
         let collection = self.collections(Some(&name))?.remove(0);
         self.engine(&collection)?.documents().indexed_text(&path).map_err(|e| match e.kind() {
             ErrorKind::NotFound => ErrorData::resource_not_found(e.to_string(), None),
@@ -453,7 +467,7 @@ impl ServerHandler for Server {
 
 /// Serves MCP on stdin/stdout until the client closes it.
 pub fn run(scope: Scope) -> anyhow::Result<ExitCode> {
-    let server = Server(Arc::new(Kea { scope, engines: Mutex::new(HashMap::new()), llm: OnceLock::new() }));
+    let server = Server(Arc::new(Kea { scope, engines: Mutex::new(HashMap::new()), llm: Mutex::new(None) }));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let running = server.serve(rmcp::transport::stdio()).await?;

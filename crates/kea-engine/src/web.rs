@@ -57,15 +57,20 @@ pub fn checked_url(url: &str) -> Result<ureq::http::Uri> {
     if uri.host().is_none_or(str::is_empty) {
         return Err(invalid("the address has no host"));
     }
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(invalid("an address with a user name or password is not fetched (it would be kept in the saved page)"));
+    }
     Ok(uri)
 }
 
 /// Whether `ip` is on the public internet (not this computer, a private or
-/// shared network, link-local, multicast or reserved).
+/// shared network, link-local, multicast or reserved). IPv6 must be global
+/// unicast (`2000::/3`), and an IPv4 address it carries (6to4, mapped,
+/// compatible) is checked as IPv4; Teredo, whose address is hidden, is refused.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             !(v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
@@ -74,14 +79,26 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || v4.is_multicast()
                 || a == 0
                 || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0 && c == 0)
+                || (a == 198 && (18..20).contains(&b))
                 || a >= 240)
         }
         IpAddr::V6(v6) => {
+            let s = v6.segments();
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
-            !(v6.is_loopback() || v6.is_unspecified() || v6.is_multicast() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80)
+            if s[..6].iter().all(|&x| x == 0) {
+                // ::a.b.c.d (IPv4-compatible), ::1 and :: alike.
+                return false;
+            }
+            if s[0] == 0x2002 {
+                let [a, b] = s[1].to_be_bytes();
+                let [c, d] = s[2].to_be_bytes();
+                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
+            }
+            let teredo = s[0] == 0x2001 && s[1] == 0;
+            (s[0] & 0xe000) == 0x2000 && !teredo
         }
     }
 }
@@ -176,8 +193,9 @@ pub fn fetch_page(url: &str, limits: &FetchLimits) -> Result<FetchedPage> {
 /// The folder (inside a collection's first folder) fetched pages are kept in.
 pub const WEB_PAGES_FOLDER: &str = "Web pages";
 
-/// The longest file name (in characters, before `.html`) a page is kept under.
-const MAX_NAME_CHARS: usize = 80;
+/// The longest file name (in bytes, before `.html`) a page is kept under
+/// (file systems take 255 bytes).
+const MAX_NAME_BYTES: usize = 200;
 
 /// The file a page is kept in: `existing` (an earlier copy of the same
 /// address) replaced whole, else a new file in `folder`/[`WEB_PAGES_FOLDER`]
@@ -198,7 +216,11 @@ pub fn keep_page(folder: &std::path::Path, page: &FetchedPage, title: Option<&st
         return Ok(path);
     }
     let host = checked_url(&page.url)?.host().unwrap_or("page").to_string();
-    let name: String = title.filter(|t| !t.trim().is_empty()).unwrap_or(&host).chars().take(MAX_NAME_CHARS).collect();
+    let mut name = title.filter(|t| !t.trim().is_empty()).unwrap_or(&host).to_string();
+    if name.len() > MAX_NAME_BYTES {
+        let end = (0..=MAX_NAME_BYTES).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
+        name.truncate(end);
+    }
     let name = format!("{}.html", crate::import::sanitise_file_name(&name));
     loop {
         let target = crate::import::unique_target(&dir, &name);
@@ -246,14 +268,23 @@ mod tests {
         ] {
             assert!(!is_public(local.parse().unwrap()), "{local}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+        for public in ["93.184.216.34", "1.1.1.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::1"] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
     }
 
     #[test]
     fn only_http_and_https_addresses_are_accepted() {
-        for bad in ["file:///etc/passwd", "ftp://example.com/a", "javascript:alert(1)", "example.com/page", "http://", "", "data:text/html,hi"] {
+        for bad in [
+            "file:///etc/passwd",
+            "ftp://example.com/a",
+            "javascript:alert(1)",
+            "example.com/page",
+            "http://",
+            "",
+            "data:text/html,hi",
+            "https://user:secret@example.com/",
+        ] {
             assert_eq!(checked_url(bad).unwrap_err().kind(), crate::ErrorKind::InvalidInput, "{bad}");
         }
         assert!(checked_url("https://example.com/a?b=c#d").is_ok());

@@ -106,8 +106,9 @@ impl Documents<'_> {
         if doc.plain.trim().is_empty() {
             return Err(Error::InvalidInput(format!("{}: the page has no text to keep", page.url)));
         }
-        let earlier = self.engine.store().document_saved_from(&page.url)?;
-        let existing = earlier.as_deref().and_then(|key| self.path(key).ok());
+        // Only a page Kea kept is replaced: a note or clipping citing the same address is the user's.
+        let earlier = self.engine.store().documents_saved_from(&page.url)?;
+        let existing = earlier.iter().find_map(|key| self.kept_page(key));
         let refetched = existing.is_some();
         let file = crate::web::keep_page(&folder, &page, doc.title.as_deref(), existing)?;
         let report = self.engine.indexer().sync_paths(std::slice::from_ref(&file), sink, cancel)?;
@@ -118,6 +119,9 @@ impl Documents<'_> {
     /// Fetches a kept web page again from its address (see [`Self::add_web_page`]).
     pub fn refetch(&self, key: &str, limits: &FetchLimits, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<WebPageAdded> {
         checked_key(key)?;
+        if self.kept_page(key).is_none() {
+            return Err(Error::InvalidInput(format!("{key} is not a web page Kea keeps (those are in {}/)", crate::web::WEB_PAGES_FOLDER)));
+        }
         let record = self.engine.store().document(key)?.ok_or_else(|| Error::NotFound(format!("{key} is not indexed")))?;
         let url = record.link().ok_or_else(|| Error::InvalidInput(format!("{key} has no web address to fetch it from")))?;
         self.add_web_page(&url, limits, sink, cancel)
@@ -127,6 +131,15 @@ impl Documents<'_> {
     /// `offset`-th in path order.
     pub fn page(&self, offset: usize, limit: usize) -> Result<(usize, Vec<crate::store::DocRecord>)> {
         self.engine.reader.lock().unwrap_or_else(|p| p.into_inner()).documents_page(offset, limit)
+    }
+
+    /// The file of `key` when it is a page Kea keeps: an HTML file directly
+    /// in the first folder's [`crate::web::WEB_PAGES_FOLDER`].
+    fn kept_page(&self, key: &str) -> Option<PathBuf> {
+        let path = self.path(key).ok()?;
+        let pages = self.engine.folders().primary()?.join(crate::web::WEB_PAGES_FOLDER);
+        let html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
+        (html && path.parent() == Some(pages.as_path())).then_some(path)
     }
 
     /// The document's indexed text, section by section (its passages in

@@ -290,6 +290,23 @@ fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Re
     Ok((index, true))
 }
 
+/// The store in `config.data_dir` (made if new), or for reading only: one
+/// that must exist, over no team store.
+fn open_store(config: &EngineConfig) -> Result<Store> {
+    let path = config.data_dir.join(DB_FILE);
+    if !config.read_only {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
+        return Store::open(&path);
+    }
+    if !path.is_file() {
+        return Err(Error::NotFound(format!("no index in {} yet: index it with `kea index` or the app first", config.data_dir.display())));
+    }
+    if config.team.is_some() {
+        return Err(Error::InvalidInput("a collection in a team store is not served read-only yet: use it from the app".into()));
+    }
+    Store::open_read_only(&path)
+}
+
 /// The chosen embedder's languages; a local model whose manifest differs
 /// from the store's record switches the store to it (`true`: switched,
 /// nothing of the old model is kept). A remote model needs its endpoint.
@@ -308,8 +325,14 @@ fn settle_model(config: &EngineConfig, store: &mut Store) -> Result<(Vec<String>
     let Ok(local) = config.model_paths.resolve(&config.model_id) else { return Ok((Vec::new(), false)) };
     let wanted = (local.manifest.id.clone(), local.manifest.dim);
     let switch = store.model()?.as_ref() != Some(&wanted);
-    if switch && config.read_only && store.chunk_count()? > 0 {
-        return Err(Error::InvalidInput(format!("the index was built with another model than {}; open it in the app or with `kea index` to switch", wanted.0)));
+    if switch && config.read_only {
+        if store.chunk_count()? > 0 {
+            return Err(Error::InvalidInput(format!(
+                "the index was built with another model than {}; open it in the app or with `kea index` to switch",
+                wanted.0
+            )));
+        }
+        return Ok((local.manifest.languages, false));
     }
     if switch {
         store.switch_model(&wanted.0, wanted.1)?;
@@ -324,11 +347,7 @@ impl Engine {
         // Absolute, so the watcher's event paths compare with them.
         let absolute = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
         (config.knowledge_dir, config.more_folders) = (absolute(&config.knowledge_dir), config.more_folders.iter().map(absolute).collect());
-        if config.read_only && !config.data_dir.join(DB_FILE).is_file() {
-            return Err(Error::NotFound(format!("no index in {} yet: index it with `kea index` or the app first", config.data_dir.display())));
-        }
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| Error::io(format!("creating {}", config.data_dir.display()), e))?;
-        let mut store = Store::open(&config.data_dir.join(DB_FILE))?;
+        let mut store = open_store(&config)?;
         let mut chunks = store.chunk_count()?;
         config.model_id = choose_model(&config, store.model()?.map(|m| m.0), chunks)?;
         let (model_languages, switched) = settle_model(&config, &mut store)?;
@@ -340,9 +359,7 @@ impl Engine {
         let (vectors, rebuilt, team) = match &config.team {
             Some(team_config) => {
                 let team = Team::open(team_config, &config.knowledge_dir, &config.data_dir, &stamp.model_id, dim)?;
-                if !config.read_only {
-                    team.catch_up(&store)?;
-                }
+                team.catch_up(&store)?;
                 (Box::new(MilvusIndex::new(team.clone())) as Box<dyn VectorIndex>, false, Some(team))
             }
             None => {
@@ -352,12 +369,12 @@ impl Engine {
         };
         let folders = Folders::new(&config.knowledge_dir, &config.more_folders);
         let profile = folders.primary().and_then(|primary| crate::profile::Profile::load(primary).ok()).unwrap_or_default();
-        let config_db = config.data_dir.join(DB_FILE);
+        let reader = open_store(&config)?;
         Ok(Engine {
             folders,
             config,
             store: Mutex::new(store),
-            reader: Mutex::new(Store::open(&config_db)?),
+            reader: Mutex::new(reader),
             vectors: RwLock::new(vectors),
             embedder: Mutex::new(None),
             query_embedder: Mutex::new(None),
@@ -460,6 +477,12 @@ impl Engine {
         let model = store.model()?;
         let index_bytes =
             [DB_FILE, VECTORS_FILE, "kea.sqlite3-wal"].iter().filter_map(|f| std::fs::metadata(self.config.data_dir.join(f)).ok()).map(|m| m.len()).sum();
+        // One read of the vectors (a second while the first is held could
+        // queue behind a waiting writer and never be granted).
+        let (vectors, vectors_loaded) = {
+            let index = self.vectors.read().unwrap_or_else(|p| p.into_inner());
+            (index.len(), index.is_loaded())
+        };
         Ok(Status {
             knowledge_dir: self.config.knowledge_dir.clone(),
             data_dir: self.config.data_dir.clone(),
@@ -467,8 +490,8 @@ impl Engine {
             dim: model.map(|m| m.1),
             documents: store.documents()?,
             chunks: store.chunk_count()?,
-            vectors: self.vectors.read().unwrap_or_else(|p| p.into_inner()).len(),
-            vectors_loaded: self.vectors.read().unwrap_or_else(|p| p.into_inner()).is_loaded(),
+            vectors,
+            vectors_loaded,
             index_bytes,
             vectors_rebuilt_on_open: self.vectors_rebuilt_on_open,
             skipped: store.meta(&crate::store::MetaKey::Skipped)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
@@ -521,8 +544,11 @@ impl Engine {
         }
         let store = self.store();
         let Ok(mut vectors) = self.vectors.try_write() else { return false };
-        let stamp = match (store.generation(), store.model()) {
-            (Ok(generation), Ok(Some((model_id, dim)))) => VectorStamp { generation, count: vectors.len(), model_id, dim },
+        // This engine's own last change (another process may have changed
+        // the store since: the file then reads as stale and is rebuilt).
+        let generation = saved.generation.max(self.opened_generation);
+        let stamp = match store.model() {
+            Ok(Some((model_id, dim))) => VectorStamp { generation, count: vectors.len(), model_id, dim },
             _ => return false,
         };
         vectors.release(&self.config.data_dir.join(VECTORS_FILE), &stamp).unwrap_or(false)

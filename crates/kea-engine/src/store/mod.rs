@@ -177,6 +177,24 @@ impl Store {
         Ok(())
     }
 
+    /// The store at `path` for reading only, beside the process that writes
+    /// it: its schema must be this Kea's (nothing is created or migrated)
+    /// and SQLite refuses every write on this connection.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "query_only", "ON")?;
+        let store = Store { conn, term_counts: Default::default() };
+        match store.meta(&MetaKey::SchemaVersion)?.as_deref() {
+            Some(SCHEMA_VERSION) => Ok(store),
+            other => Err(Error::InvalidInput(format!(
+                "the index in {} is at schema version {}, this Kea reads {SCHEMA_VERSION}: open it once in the app or with `kea index`",
+                path.display(),
+                other.unwrap_or("none")
+            ))),
+        }
+    }
+
     /// An in-memory store, for tests.
     pub fn open_in_memory() -> Result<Store> {
         Self::init(Connection::open_in_memory()?)
@@ -340,10 +358,11 @@ impl Store {
         Ok(self.documents_where("path = ?1", &[key])?.pop())
     }
 
-    /// The document saved from web address `url`, if any.
-    pub fn document_saved_from(&self, url: &str) -> Result<Option<String>> {
-        let mut stmt = self.conn.prepare_cached("SELECT path FROM documents WHERE json_extract(front_matter, '$.source') = ?1 ORDER BY path LIMIT 1")?;
-        Ok(stmt.query_row([url], |r| r.get::<_, String>(0)).optional()?)
+    /// The documents whose source is web address `url` (kept pages, saved pages, clippings).
+    pub fn documents_saved_from(&self, url: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached("SELECT path FROM documents WHERE json_extract(front_matter, '$.source') = ?1 ORDER BY path")?;
+        let paths = stmt.query_map([url], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(paths)
     }
 
     /// A document's title, by its key (`None`: not indexed, or untitled).
