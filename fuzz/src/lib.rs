@@ -32,6 +32,33 @@ pub fn docx(data: &[u8]) {
     let _ = extract(DocKind::Docx, data);
 }
 
+/// An HTML page (a file, or a fetched page): every block lies inside the
+/// extracted text on character boundaries, and a `source` taken from a
+/// `saved from` mark is an http(s) address. The same bytes as a web
+/// address are checked without a panic.
+pub fn html(data: &[u8]) {
+    if let Ok(doc) = extract(DocKind::Html, data) {
+        for block in &doc.blocks {
+            assert!(block.range.end <= doc.plain.len() && doc.plain.is_char_boundary(block.range.start) && doc.plain.is_char_boundary(block.range.end));
+        }
+        if let Some(source) = doc.front_matter.get("source") {
+            assert!(source.starts_with("http://") || source.starts_with("https://"), "{source}");
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = kea_engine::web::checked_url(text);
+    }
+}
+
+/// CSV and TSV (the delimiter sniffed): rows laid out and chunked without a panic.
+pub fn delimited(data: &[u8]) {
+    if let Ok(doc) = extract(DocKind::Csv, data) {
+        for chunk in chunk_document(&doc, &ChunkConfig::default()) {
+            assert!(!chunk.text.trim().is_empty(), "empty chunk");
+        }
+    }
+}
+
 /// YAML-ish front matter: the body offset must lie on a character boundary
 /// inside the text, and lookups never panic.
 pub fn front_matter(data: &[u8]) {
@@ -122,6 +149,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("llm_json", llm_json),
     ("sse_line", sse_line),
     ("model_ids_and_paths", model_ids_and_paths),
+    ("html", html),
+    ("delimited", delimited),
 ];
 
 #[cfg(test)]
