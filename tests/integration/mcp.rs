@@ -2,8 +2,8 @@
 //! `tests/mcp_client.py`): tools and resources on the sample knowledge in
 //! English and Chinese, with the same passages `kea search --json` finds;
 //! bad input answered with JSON-RPC errors; nothing written to the index
-//! (not a byte of its files); and a collection the app indexes meanwhile
-//! seen anew.
+//! (not a byte of its files); and what the app indexes meanwhile (a
+//! document, a new collection) seen by the running server.
 
 use std::process::Command;
 
@@ -189,6 +189,7 @@ fn what_the_app_indexes_meanwhile_is_seen_by_a_running_server() {
         json!({ "op": "touch", "path": searched }),
         json!({ "op": "wait_file", "path": indexed }),
         tool("search", json!({ "query": query, "top_k": 1 })),
+        tool("search", json!({ "query": "When is the bakery open?", "kb": "Errands", "top_k": 1 })),
     ];
     let client = std::thread::scope(|s| {
         let client = s.spawn(|| session(&sandbox, &[], &calls));
@@ -198,6 +199,12 @@ fn what_the_app_indexes_meanwhile_is_seen_by_a_running_server() {
         }
         std::fs::write(sandbox.path("albatross.md"), "# Albatross\n\nThe wandering albatross glides thousands of kilometres without a wingbeat.\n").unwrap();
         watcher.wait_for("albatross.md indexed", |v| v["documents"].as_u64().is_some_and(|d| d >= 11));
+        // A collection made meanwhile is served too.
+        let errands = marks.path().join("errands");
+        std::fs::create_dir_all(&errands).unwrap();
+        std::fs::write(errands.join("bakery.md"), "# Bakery\n\nThe bakery opens at seven every morning but Sunday.\n").unwrap();
+        sandbox.json(&["kb", "create", "Errands", "--folder", &errands.to_string_lossy(), "--json"]);
+        sandbox.json(&["--kb", "Errands", "index", "--json"]);
         // The server looks again after a few seconds at most.
         std::thread::sleep(std::time::Duration::from_secs(6));
         std::fs::write(&indexed, "").unwrap();
@@ -205,4 +212,5 @@ fn what_the_app_indexes_meanwhile_is_seen_by_a_running_server() {
     });
     assert_ne!(result(&client[1])["passages"][0]["source"], "albatross.md");
     assert_eq!(result(&client[4])["passages"][0]["source"], "albatross.md", "{}", client[4]);
+    assert_eq!(result(&client[5])["passages"][0]["source"], "bakery.md", "{}", client[5]);
 }

@@ -383,15 +383,15 @@ pub fn open_engine(config: EngineConfig) -> anyhow::Result<Engine> {
 }
 
 /// What `kea mcp` serves: every collection, the global `--kb` ones by default.
-fn mcp_scope(cli: &Cli, settings: &Settings, llm: &chat::LlmArgs) -> anyhow::Result<mcp::Scope> {
-    Ok(mcp::Scope {
-        library: Library::load(&app_data_dir(cli))?,
+fn mcp_scope(cli: &Cli, settings: &Settings, llm: &chat::LlmArgs) -> mcp::Scope {
+    mcp::Scope {
+        data_dir: app_data_dir(cli),
         settings: settings.clone(),
         overrides: overrides(cli),
         knowledge: cli.knowledge.clone(),
         default_kb: cli.kb.clone(),
         llm: llm.clone(),
-    })
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -445,7 +445,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => setup::run(args, config()?, cli.models_dir.clone()),
         Command::Models { which } => models::run(which, app_config(), cli.models_dir.clone()),
         Command::Chat { which } => chat::run(which, config()?),
-        Command::Mcp { llm } => mcp::run(mcp_scope(&cli, &settings, llm)?),
+        Command::Mcp { llm } => mcp::run(mcp_scope(&cli, &settings, llm)),
         Command::Kb { which } => kb::run(which, &app_data_dir(&cli), &settings, &overrides(&cli), cli.knowledge.clone()),
         Command::Keys { which } => keys::run(which, &app_data_dir(&cli)),
         Command::Bench { which } => {

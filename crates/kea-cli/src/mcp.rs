@@ -41,7 +41,9 @@ const SCHEME: &str = "kea://";
 /// What `kea mcp` serves: the collections and settings, and which
 /// collections a call without `kb` uses.
 pub struct Scope {
-    pub library: Library,
+    /// The app's data folder (its `collections.json` is read at every call:
+    /// a collection made in the app meanwhile is served too).
+    pub data_dir: std::path::PathBuf,
     pub settings: Settings,
     pub overrides: Overrides,
     pub knowledge: Option<std::path::PathBuf>,
@@ -165,15 +167,23 @@ fn decode(part: &str) -> Option<String> {
 }
 
 impl Kea {
+    /// The collections as they are now (a damaged registry still serves the default one).
+    fn library(&self) -> Library {
+        Library::load(&self.scope.data_dir).unwrap_or_else(|e| {
+            eprintln!("kea mcp: {e}");
+            Library::empty(&self.scope.data_dir)
+        })
+    }
+
     /// The collections `kb` names (`all`, one name; none: the server's default).
     fn collections(&self, kb: Option<&str>) -> Result<Vec<Collection>, ErrorData> {
         let names = kb.map_or_else(|| self.scope.default_kb.clone(), |kb| vec![kb.to_string()]);
-        self.scope.library.resolve(&names, &self.scope.settings, self.scope.knowledge.clone()).map_err(|e| engine_error(&e))
+        self.library().resolve(&names, &self.scope.settings, self.scope.knowledge.clone()).map_err(|e| engine_error(&e))
     }
 
     /// The names of every collection (for the tools' descriptions).
     fn collection_names(&self) -> Vec<String> {
-        self.scope.library.list(&self.scope.settings, self.scope.knowledge.clone()).into_iter().map(|c| c.name).collect()
+        self.library().list(&self.scope.settings, self.scope.knowledge.clone()).into_iter().map(|c| c.name).collect()
     }
 
     /// `collection`'s engine, opened read-only (again when the app changed
@@ -188,7 +198,7 @@ impl Kea {
                 return Ok(engine);
             }
         }
-        let mut config = self.scope.library.engine_config(collection, &self.scope.settings, &self.scope.overrides);
+        let mut config = self.library().engine_config(collection, &self.scope.settings, &self.scope.overrides);
         config.read_only = true;
         let started = Instant::now();
         let engine = Arc::new(Engine::open(config).map_err(|e| engine_error(&e))?);
@@ -232,7 +242,7 @@ impl Kea {
         if let Some(chosen) = chosen.as_ref() {
             return Ok(chosen.clone());
         }
-        let config = self.scope.library.engine_config(collection, &self.scope.settings, &self.scope.overrides);
+        let config = self.library().engine_config(collection, &self.scope.settings, &self.scope.overrides);
         let choice = crate::chat::answering(&config, &self.scope.settings, &self.scope.llm, 384)
             .map_err(|e| ErrorData::internal_error(format!("no language model: {e}"), None))?;
         Ok(chosen.insert(Arc::new(choice)).clone())
