@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kea_engine::chat::ChatOptions;
-use kea_engine::collections::{Collection, Library};
+use kea_engine::collections::Library;
 use kea_engine::settings::{Overrides, Settings};
 use kea_engine::store::DocRecord;
 use kea_engine::{Engine, ErrorKind, RetrievalConfig};
@@ -50,6 +50,12 @@ pub struct Scope {
     /// The global `--kb` names (empty: the default collection).
     pub default_kb: Vec<String>,
     pub llm: LlmArgs,
+}
+
+/// A collection a call names, and the read-only configuration it opens with.
+struct Served {
+    name: String,
+    config: kea_engine::EngineConfig,
 }
 
 /// An open collection, when it was opened and how long that took.
@@ -175,10 +181,21 @@ impl Kea {
         })
     }
 
-    /// The collections `kb` names (`all`, one name; none: the server's default).
-    fn collections(&self, kb: Option<&str>) -> Result<Vec<Collection>, ErrorData> {
+    /// The collections `kb` names (`all`, one name; none: the server's
+    /// default), each with the read-only configuration it opens with (the
+    /// registry read once per call).
+    fn collections(&self, kb: Option<&str>) -> Result<Vec<Served>, ErrorData> {
         let names = kb.map_or_else(|| self.scope.default_kb.clone(), |kb| vec![kb.to_string()]);
-        self.library().resolve(&names, &self.scope.settings, self.scope.knowledge.clone()).map_err(|e| engine_error(&e))
+        let library = self.library();
+        let found = library.resolve(&names, &self.scope.settings, self.scope.knowledge.clone()).map_err(|e| engine_error(&e))?;
+        Ok(found
+            .iter()
+            .map(|c| {
+                let mut config = library.engine_config(c, &self.scope.settings, &self.scope.overrides);
+                config.read_only = true;
+                Served { name: c.name.clone(), config }
+            })
+            .collect())
     }
 
     /// The names of every collection (for the tools' descriptions).
@@ -190,7 +207,7 @@ impl Kea {
     /// it, at most every [`REOPEN_EVERY`] or ten times as long as the last
     /// open took, so a collection the app is busy indexing is not rebuilt
     /// over and over). Opened outside the lock: other requests go on.
-    fn engine(&self, collection: &Collection) -> Result<Arc<Engine>, ErrorData> {
+    fn engine(&self, collection: &Served) -> Result<Arc<Engine>, ErrorData> {
         let current = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&collection.name).map(|o| (o.engine.clone(), o.at, o.took));
         if let Some((engine, at, took)) = current {
             let due = at.elapsed() >= REOPEN_EVERY.max(took * 10);
@@ -198,16 +215,14 @@ impl Kea {
                 return Ok(engine);
             }
         }
-        let mut config = self.library().engine_config(collection, &self.scope.settings, &self.scope.overrides);
-        config.read_only = true;
         let started = Instant::now();
-        let engine = Arc::new(Engine::open(config).map_err(|e| engine_error(&e))?);
+        let engine = Arc::new(Engine::open(collection.config.clone()).map_err(|e| engine_error(&e))?);
         let opened = Opened { engine: engine.clone(), at: Instant::now(), took: started.elapsed() };
         self.engines.lock().unwrap_or_else(|p| p.into_inner()).insert(collection.name.clone(), opened);
         Ok(engine)
     }
 
-    fn engines(&self, collections: &[Collection]) -> Result<Vec<Arc<Engine>>, ErrorData> {
+    fn engines(&self, collections: &[Served]) -> Result<Vec<Arc<Engine>>, ErrorData> {
         collections.iter().map(|c| self.engine(c)).collect()
     }
 
@@ -237,13 +252,12 @@ impl Kea {
     }
 
     /// The language model and options `ask` answers with.
-    fn answering(&self, collection: &Collection) -> Result<Arc<(LlmChoice, ChatOptions)>, ErrorData> {
+    fn answering(&self, collection: &Served) -> Result<Arc<(LlmChoice, ChatOptions)>, ErrorData> {
         let mut chosen = self.llm.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(chosen) = chosen.as_ref() {
             return Ok(chosen.clone());
         }
-        let config = self.library().engine_config(collection, &self.scope.settings, &self.scope.overrides);
-        let choice = crate::chat::answering(&config, &self.scope.settings, &self.scope.llm, 384)
+        let choice = crate::chat::answering(&collection.config, &self.scope.settings, &self.scope.llm, 384)
             .map_err(|e| ErrorData::internal_error(format!("no language model: {e}"), None))?;
         Ok(chosen.insert(Arc::new(choice)).clone())
     }
@@ -281,7 +295,7 @@ impl Kea {
 
     /// How many documents `collections` hold, and `limit` of them from the
     /// `offset`-th (collection by collection, in path order).
-    fn documents(&self, collections: &[Collection], offset: usize, limit: usize) -> Result<(usize, Vec<(String, DocRecord)>), ErrorData> {
+    fn documents(&self, collections: &[Served], offset: usize, limit: usize) -> Result<(usize, Vec<(String, DocRecord)>), ErrorData> {
         let (mut total, mut page) = (0, Vec::new());
         for collection in collections {
             let skip = offset.saturating_sub(total);

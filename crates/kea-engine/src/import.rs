@@ -58,6 +58,20 @@ pub(crate) fn unique_target(dir: &Path, name: &str) -> PathBuf {
     (2..).map(|n| dir.join(format!("{stem} ({n}){ext}"))).find(|p| !p.exists()).expect("some name is free")
 }
 
+/// Renames the written file `part` into `dir` as `name`, or the next free
+/// `stem (2).ext`… (never over a file, even one made in the meantime).
+pub(crate) fn persist_unique(mut part: tempfile::NamedTempFile, dir: &Path, name: &str) -> std::io::Result<PathBuf> {
+    loop {
+        let target = unique_target(dir, name);
+        match part.persist_noclobber(&target) {
+            Ok(_) => return Ok(target),
+            // Taken in the meantime: the next free name.
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => part = e.file,
+            Err(e) => return Err(e.error),
+        }
+    }
+}
+
 /// The files an import would copy and their bytes (what `Importer` copies).
 fn measure(source: &Path) -> (usize, u64) {
     let Ok(meta) = std::fs::symlink_metadata(source) else { return (0, 0) };
@@ -141,15 +155,7 @@ impl<'a> Importer<'a> {
             return Ok(None);
         }
         part.as_file().sync_all().map_err(|e| io("copying", e))?;
-        loop {
-            let target = unique_target(dir, name);
-            match part.persist_noclobber(&target) {
-                Ok(_) => return Ok(Some(target)),
-                // Taken in the meantime: the next free name.
-                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => part = e.file,
-                Err(e) => return Err(io("copying", e.error)),
-            }
-        }
+        persist_unique(part, dir, name).map(Some).map_err(|e| io("copying", e))
     }
 
     fn import_folder(&mut self, source: &Path, target_dir: &Path) -> Result<()> {

@@ -222,14 +222,7 @@ pub fn keep_page(folder: &std::path::Path, page: &FetchedPage, title: Option<&st
         name.truncate(end);
     }
     let name = format!("{}.html", crate::import::sanitise_file_name(&name));
-    loop {
-        let target = crate::import::unique_target(&dir, &name);
-        match part.persist_noclobber(&target) {
-            Ok(_) => return Ok(target),
-            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => part = e.file,
-            Err(e) => return Err(io(e.error)),
-        }
-    }
+    crate::import::persist_unique(part, &dir, &name).map_err(io)
 }
 
 /// The page as Kea keeps it: the `saved from` mark, then the page.

@@ -109,7 +109,7 @@ pub struct DocRecord {
 impl DocRecord {
     /// The document's web address, if it has one (see [`crate::web::web_link`]).
     pub fn link(&self) -> Option<String> {
-        crate::web::web_link(&serde_json::from_value(self.front_matter.clone()).ok()?)
+        crate::web::web_link(&serde::Deserialize::deserialize(&self.front_matter).ok()?)
     }
 }
 
