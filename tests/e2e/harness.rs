@@ -169,7 +169,7 @@ impl App {
     /// Clicks `css` as a person would: scrolled into view first (a row of
     /// a long list may be below the fold of its scrolling pane).
     pub async fn click(&self, css: &str) {
-        let element = self.wait_for(css, Duration::from_secs(10)).await;
+        let element = self.wait_for(css, Duration::from_secs(30)).await;
         let scroll = "arguments[0].scrollIntoView({block: 'center'});";
         let _ = self.client.execute(scroll, vec![serde_json::to_value(&element).unwrap_or_default()]).await;
         if let Err(e) = element.click().await {
@@ -203,7 +203,7 @@ impl App {
     /// manager) and drops them on the middle of `css`: a real X11
     /// drag-and-drop driven by xdotool, received by the app as a user's is.
     pub async fn drag_files_onto(&self, files: &[PathBuf], css: &str) {
-        let (ex, ey, ew, eh) = self.wait_for(css, Duration::from_secs(10)).await.rectangle().await.expect("the target's rectangle");
+        let (ex, ey, ew, eh) = self.wait_for(css, Duration::from_secs(30)).await.rectangle().await.expect("the target's rectangle");
         let (wx, wy, ww, _) = self.client.get_window_rect().await.unwrap_or((0, 0, 1100, 720));
         let target = ((wx as f64 + ex + ew / 2.0) as i64, (wy as f64 + ey + eh / 2.0) as i64);
         // The source window sits right of the app's, inside the 1280-pixel screen.
@@ -280,6 +280,32 @@ impl App {
             .collect();
         let Some(app) = procs.iter().find(|p| p.2.contains("kea-desktop") && p.2.contains(&data_dir)) else { return (0, 0) };
         (app.3, procs.iter().filter(|p| p.1 == app.0).map(|p| p.3).sum::<u64>())
+    }
+}
+
+impl App {
+    /// Which of the processes behind the session are still running, for
+    /// the message of a step that lost its session.
+    pub fn processes(&self) -> String {
+        let data_dir = self.root.path().join("data").display().to_string();
+        let commands: Vec<(String, String)> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok()))
+            .filter_map(|entry| {
+                let state =
+                    std::fs::read_to_string(entry.path().join("status")).ok()?.lines().find_map(|l| l.strip_prefix("State:").map(|s| s.trim().to_string()))?;
+                Some((std::fs::read_to_string(entry.path().join("cmdline")).ok()?.replace('\0', " "), state))
+            })
+            .collect();
+        let state = |name: &str, also: &str| commands.iter().find(|(c, _)| c.contains(name) && c.contains(also)).map_or("gone".to_string(), |(_, s)| s.clone());
+        format!(
+            "tauri-driver: {}; WebKitWebDriver: {}; kea-desktop: {}",
+            state("tauri-driver", ""),
+            state("WebKitWebDriver", ""),
+            state("kea-desktop", &data_dir)
+        )
     }
 }
 

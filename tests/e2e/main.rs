@@ -12,6 +12,7 @@ mod harness;
 #[path = "../integration/hub.rs"]
 mod hub;
 mod models;
+mod soak;
 
 use std::path::Path;
 use std::time::Duration;
@@ -44,8 +45,7 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     eprintln!("cold start: window interactive {interactive:?}, engine ready {:?}", app.launched.elapsed());
 
     // The empty state teaches what to do.
-    let empty = app.wait_text("#documents li.empty", INDEXING, |t| !t.is_empty()).await;
-    assert!(empty.contains("Drop documents here"), "{empty}");
+    app.wait_text("#documents li.empty", INDEXING, |t| t.contains("Drop documents here")).await;
     app.wait_text("#llm-state", INDEXING, |t| t.contains("scripted at http://127.0.0.1")).await;
     app.shot("empty-knowledge").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -76,8 +76,7 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     app.shot("answer-with-citation").await;
 
     cite.click().await.unwrap();
-    let source = app.wait_text("#passage-source", ANSWER, |t| !t.is_empty()).await;
-    assert!(source.ends_with(".md"), "{source}");
+    app.wait_text("#passage-source", ANSWER, |t| t.ends_with(".md")).await;
     assert!(!app.text("#passage-text").await.is_empty());
     app.shot("passage").await;
     app.click("#close-passage").await;
@@ -90,7 +89,7 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     assert!(trace.contains("Found by meaning") && trace.contains("parrots/cockatiel.md › Diet"), "{trace}");
 
     // The conversation is listed.
-    app.wait_text("#conversations li.active", ANSWER, |t| !t.is_empty()).await;
+    app.wait_text("#conversations li.active", ANSWER, |t| t.contains("What do cockatiels eat?")).await;
 
     // Identify a picked photo with the fixture CLIP model: green → budgerigar.
     let photo = app.root.path().join("green-bird.png");
@@ -184,8 +183,7 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     let notice = app.wait_text("#language-notice", ANSWER, |t| t.contains("multilingual-e5-small")).await;
     assert!(notice.contains("中文") && notice.contains("all-minilm-l6-v2"), "{notice}");
     app.click("#language-notice button").await;
-    let proposal = app.wait_text(r#"#setup-list .proposal[data-role="embedder"]"#, ANSWER, |t| !t.is_empty()).await;
-    assert!(proposal.contains("multilingual-e5-small") && proposal.contains("下载并使用"), "{proposal}");
+    app.wait_text(r#"#setup-list .proposal[data-role="embedder"]"#, ANSWER, |t| t.contains("multilingual-e5-small") && t.contains("下载并使用")).await;
     app.shot("setup-proposes-a-multilingual-embedder").await;
     app.click(r#"[role=tab][data-view="chat"]"#).await;
 

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::decisions::{assert_decision, Expect};
 use super::util::Sandbox;
 
 fn ask(sandbox: &Sandbox, args: &[&str]) -> Value {
@@ -14,6 +15,14 @@ fn ask(sandbox: &Sandbox, args: &[&str]) -> Value {
     full.extend_from_slice(args);
     full.extend_from_slice(&["--json", "--max-tokens", "48"]);
     sandbox.json(&full)
+}
+
+/// Like [`ask`], asserting the decision (see `decisions.rs`).
+fn ask_decided(sandbox: &Sandbox, args: &[&str], expected: Expect) -> Value {
+    let mut full = vec!["ask"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", "--max-tokens", "48"]);
+    sandbox.decided(&full, expected)
 }
 
 fn stored_chunk_ids(sandbox: &Sandbox) -> HashSet<i64> {
@@ -26,9 +35,8 @@ fn stored_chunk_ids(sandbox: &Sandbox) -> HashSet<i64> {
 fn embedded_answer_is_grounded_in_real_chunks() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    let answer = ask(&sandbox, &["What do cockatiels eat?", "--provider", "embedded"]);
+    let answer = ask_decided(&sandbox, &["What is a cockatiel's diet?", "--provider", "embedded"], Expect::Is("answered"));
     assert_eq!(answer["provider"], "embedded");
-    assert_eq!(answer["outcome"], "answered");
     assert!(!answer["answer"].as_str().unwrap().trim().is_empty());
     assert_eq!(answer["route"]["use_rag"], true);
     assert_eq!(answer["route"]["decided_by"], "keywords", "auto routing uses the rules with tiny embedded models");
@@ -85,8 +93,7 @@ fn without_a_language_model_the_answer_quotes_cited_sentences() {
 fn nothing_relevant_gives_a_refusal_that_names_the_search() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    let answer = ask(&sandbox, &["Explain lattice quantum chromodynamics renormalisation", "--provider", "embedded"]);
-    assert_eq!(answer["outcome"], "refused", "{answer}");
+    let answer = ask_decided(&sandbox, &["Explain lattice quantum chromodynamics renormalisation", "--provider", "embedded"], Expect::Is("refused"));
     assert!(answer["answer"].as_str().unwrap().contains("lattice quantum chromodynamics"));
     assert!(answer["citations"].as_array().unwrap().is_empty());
 }
@@ -95,11 +102,10 @@ fn nothing_relevant_gives_a_refusal_that_names_the_search() {
 fn a_question_sharing_only_a_common_word_is_refused_and_the_next_one_is_answered_with_sources() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    let penguins = ask(&sandbox, &["What do penguins eat?", "--provider", "none"]);
-    assert_eq!(penguins["outcome"], "refused", "'eat' alone is no evidence: {penguins}");
+    // 'eat' alone is no evidence.
+    let penguins = ask_decided(&sandbox, &["What do penguins eat?", "--provider", "none"], Expect::Is("refused"));
     let chat = penguins["chat_id"].to_string();
-    let cockatiels = ask(&sandbox, &["What do cockatiels eat?", "--chat", &chat, "--provider", "none"]);
-    assert_eq!(cockatiels["outcome"], "answered");
+    let cockatiels = ask_decided(&sandbox, &["What is a cockatiel's diet?", "--chat", &chat, "--provider", "none"], Expect::Is("answered"));
     assert_eq!(cockatiels["citations"][0]["source"], "parrots/cockatiel.md");
     assert!(cockatiels["answer"].as_str().unwrap().contains("[S1]"));
     assert_eq!(penguins["retrieval"]["relevance"]["relevant"], false, "the decision is in the trace");
@@ -222,7 +228,7 @@ fn a_model_answer_is_checked_sentence_by_sentence_against_its_passages() {
     let ask_scripted = |reply: String| ask_scripted(&sandbox, "Which bulb does the desk lamp take?", &reply);
 
     let answer = ask_scripted(format!("{supported} {invented}"));
-    assert_eq!(answer["outcome"], "answered", "{answer}");
+    assert_decision(&answer, Expect::Is("answered"));
     assert_eq!(answer["answer"], supported);
     assert_eq!(answer["unsupported"], serde_json::json!([invented]));
     assert!(answer["notice"].is_null(), "the model's answer stands: {answer}");
@@ -243,8 +249,9 @@ fn a_model_that_writes_answers_settles_an_unsure_outcome() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let question = "虎皮鹦鹉能不能放飞到外面";
-    let floor = ask(&sandbox, &[question, "--provider", "none"]);
-    assert_eq!(floor["outcome"], "unsure", "{floor}");
+    // An unsure band wide enough for one example to sit well inside it.
+    sandbox.with_thresholds("all-minilm-l6-v2", 0.05, 0.95);
+    let floor = ask_decided(&sandbox, &[question, "--provider", "none"], Expect::Is("unsure"));
     let closest = &floor["related"][0];
 
     let declined = ask_scripted(&sandbox, question, "NO_ANSWER");
@@ -255,7 +262,7 @@ fn a_model_that_writes_answers_settles_an_unsure_outcome() {
 
     let reply = format!("{} [S1]", closest["snippet"].as_str().unwrap());
     let answered = ask_scripted(&sandbox, question, &reply);
-    assert_eq!(answered["outcome"], "answered", "{answered}");
+    assert_decision(&answered, Expect::Is("answered"));
     assert_eq!(answered["citations"][0]["source"], closest["source"]);
     assert!(answered["related"].as_array().unwrap().is_empty());
     let relevance = &answered["retrieval"]["relevance"];
@@ -290,12 +297,12 @@ fn a_question_in_another_language_than_the_documents_is_also_searched_in_theirs(
     assert!(asked.contains("also output translated_query, search_query translated into English"), "{asked}");
     assert!(asked.contains("translated_query"), "the schema asks for it: {asked}");
     assert_eq!(answer["route"]["translated_query"], "desk lamp bulb", "{answer}");
-    assert_eq!(answer["outcome"], "answered", "{answer}");
+    assert_decision(&answer, Expect::Is("answered"));
     assert_eq!(answer["citations"][0]["source"], "lamp.md", "{answer}");
     let reason = answer["retrieval"]["relevance"]["reason"].as_str().unwrap();
     assert!(reason.starts_with("judged on the question in the documents' language, “desk lamp bulb”"), "{reason}");
 
     let untranslated = ask_scripted(&sandbox, question, reply);
-    assert_ne!(untranslated["outcome"], "answered", "{untranslated}");
+    assert_decision(&untranslated, Expect::Not("answered"));
     assert!(untranslated["citations"].as_array().unwrap().iter().all(|c| c["source"] != "lamp.md"), "{untranslated}");
 }

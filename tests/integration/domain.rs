@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::decisions::Expect;
 use crate::util::Sandbox;
 
 const PAGES: &[(&str, &str)] = &[
@@ -72,11 +73,9 @@ fn a_gbk_text_file_is_decoded_and_searchable() {
 fn off_topic_questions_are_refused_and_answers_quote_with_citations() {
     let sandbox = mushrooms();
     for question in ["What do penguins eat?", "企鹅吃什么？", "How do I reset my router password?"] {
-        let a = sandbox.json(&["ask", question, "--provider", "none", "--json"]);
-        assert_eq!(a["outcome"], "refused", "{question}: {a}");
+        sandbox.decided(&["ask", question, "--provider", "none", "--json"], Expect::Is("refused"));
     }
-    let a = sandbox.json(&["ask", "Is the death cap poisonous?", "--provider", "none", "--json"]);
-    assert_eq!(a["outcome"], "answered", "{a}");
+    let a = sandbox.decided(&["ask", "Is the death cap poisonous?", "--provider", "none", "--json"], Expect::Is("answered"));
     let answer = a["answer"].as_str().unwrap();
     assert!(answer.contains("Deadly poisonous") && answer.contains("[S1]"), "{answer}");
     assert!(a["notice"].as_str().unwrap().starts_with("Extractive answer"), "{a}");

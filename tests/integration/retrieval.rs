@@ -32,10 +32,9 @@ fn chinese_query_found_by_segmented_bm25_and_not_by_the_english_embedder() {
 #[test]
 fn trace_shows_every_stage_and_the_missing_reranker_fallback() {
     let sandbox = indexed();
-    let out = sandbox.json(&["search", "What do cockatiels eat?", "--trace", "--json"]);
+    let out = sandbox.decided(&["search", "What do cockatiels eat?", "--trace", "--json"], crate::decisions::Expect::Not("refused"));
     let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
     assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "context", "relevance"]);
-    assert_eq!(out["trace"]["relevance"]["relevant"], true, "{}", out["trace"]["relevance"]);
     let fallbacks = out["trace"]["fallbacks"].to_string();
     assert!(fallbacks.contains("no reranker configured"), "{fallbacks}");
     assert_eq!(out["hits"][0]["source"], "parrots/cockatiel.md");

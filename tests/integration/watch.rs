@@ -37,7 +37,8 @@ impl Watcher {
     /// The next summary that satisfies `done`, within 10 s.
     pub(super) fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         loop {
-            match self.lines.recv_timeout(Duration::from_secs(10)) {
+            // A bound for a hung watcher, far above what a sync takes on a loaded machine.
+            match self.lines.recv_timeout(Duration::from_secs(90)) {
                 Ok(v) if done(&v) => return v,
                 Ok(_) => continue,
                 Err(_) => panic!("timed out waiting for: {what}"),

@@ -193,9 +193,9 @@ fn fetches_are_bounded_and_refused_with_a_clear_error() {
     assert!(error("/big", &small).to_string().contains("larger than 1 MB"), "{}", error("/big", &small));
     assert_eq!(error("/image", &local).kind(), ErrorKind::InvalidInput);
     assert_eq!(error("/missing", &local).kind(), ErrorKind::Download);
-    let started = std::time::Instant::now();
+    // The page stalls for longer than the limit: the fetch gives up (were it
+    // to wait, it would get the page and succeed).
     assert_eq!(error("/slow", &local).kind(), ErrorKind::Download);
-    assert!(started.elapsed() < Duration::from_secs(5), "the fetch gave up at its time limit");
     assert!(error("/page", &FetchLimits::default()).to_string().contains("allow local addresses"));
     let to_local = fetch_page(&format!("http://localhost:{}/page", server.base.rsplit(':').next().unwrap()), &FetchLimits::default()).unwrap_err();
     assert_eq!(to_local.kind(), ErrorKind::InvalidInput, "a name resolving to this computer is refused too: {to_local}");

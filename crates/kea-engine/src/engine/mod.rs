@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::chat::{Answerer, Conversations};
 use crate::chunk::ChunkConfig;
-use crate::embed::{EmbedOptions, Embedder, OnnxEmbedder};
+use crate::embed::{EmbedOptions, Embedder, Jittered, OnnxEmbedder};
 use crate::error::{Error, Result};
 use crate::extract::Ocr;
 use crate::folders::Folders;
@@ -584,10 +584,11 @@ impl Engine {
 
     /// Loads the configured embedding model (local ONNX or remote).
     fn load_embedder(&self, options: &EmbedOptions) -> Result<Box<dyn Embedder>> {
-        match self.config.remote_embedder.as_ref().filter(|r| r.model_id() == self.config.model_id) {
-            Some(remote) => Ok(Box::new(HttpEmbedder::connect(remote.clone())?)),
-            None => Ok(Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?)),
-        }
+        let model: Box<dyn Embedder> = match self.config.remote_embedder.as_ref().filter(|r| r.model_id() == self.config.model_id) {
+            Some(remote) => Box::new(HttpEmbedder::connect(remote.clone())?),
+            None => Box::new(OnnxEmbedder::load(&self.config.model_paths, &self.config.model_id, options)?),
+        };
+        Ok(Jittered::from_env(model))
     }
 
     /// Runs `f` with the embedding model, loading it on first use.

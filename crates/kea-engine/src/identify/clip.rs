@@ -2,8 +2,7 @@
 //! image embedding against the text embeddings of label prompts (cached per
 //! label set), cosine × logit scale → softmax. A visual description comes
 //! from attribute prompts whose winner is clear. The two models load through
-//! `model::onnx` (with the `hub` feature, `clip-vit-b-32-vision` falls back
-//! to fastembed's hub model).
+//! `model::onnx` from installed model folders.
 
 use fastembed::ImageEmbedding;
 use image::DynamicImage;

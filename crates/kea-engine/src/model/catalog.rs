@@ -2,8 +2,7 @@
 //! reranker, image model, language model), with languages, size, licence and
 //! where its files come from. The one place a known model's identity lives:
 //! id, languages, dimension, pooling and query/passage prefixes (the
-//! `kea-model.json` manifest written on install, also read by the `hub`
-//! loader) and embedding cost. Hub repositories and file names for the ONNX
+//! `kea-model.json` manifest written on install) and embedding cost. Hub repositories and file names for the ONNX
 //! models come from fastembed's own model lists.
 
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! The model registry: a model is named by id and resolves to a local folder
 //! holding a `kea-model.json` manifest and the model files. The folders are
-//! searched in order (see [`ModelPaths`]); for real users with internet, a
-//! fastembed hub model can be used instead when the `hub` feature is on.
+//! searched in order (see [`ModelPaths`]); a model not in any of them is
+//! missing until the person installs it (`kea models install`, the Models page).
 
 pub mod catalog;
 pub mod download;

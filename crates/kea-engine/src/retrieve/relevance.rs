@@ -158,7 +158,8 @@ pub fn weighted_coverage(terms: &[String], counts: &[usize], total: usize, found
     if sum <= 0.0 {
         return 0.0;
     }
-    let covered: f32 = terms.iter().zip(&weights).filter(|(t, _)| found.contains(t.as_str())).map(|(_, w)| w).sum();
+    // A fold from +0.0: an empty float sum is -0.0, shown as "-0%".
+    let covered = terms.iter().zip(&weights).filter(|(t, _)| found.contains(t.as_str())).fold(0.0f32, |sum, (_, w)| sum + w);
     covered / sum
 }
 
@@ -354,5 +355,8 @@ mod tests {
         let found: HashSet<&str> = ["penguin", "krill"].into_iter().collect();
         assert!(weighted_coverage(&terms, &[3, 40], 130, &found) > 0.7);
         assert_eq!(weighted_coverage(&[], &[], 10, &found), 0.0);
+        let none = weighted_coverage(&terms, &[3, 40], 130, &HashSet::new());
+        assert!(none.is_sign_positive(), "no term found is 0, not -0: {none}");
+        assert_eq!(Reason::Coverage { share: none }.english(), "the best passages cover 0% of the question's terms");
     }
 }
