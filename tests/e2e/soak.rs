@@ -1,7 +1,7 @@
 //! A long conversation in the real app, as a person has one: 30 questions
 //! in Chinese and English (answerable, off-topic and vague ones) with a
-//! photo identified in the middle, all in one conversation, with no language
-//! model. Every answer must render, the WebDriver session and the app must
+//! photo identified in the middle, all in one conversation, with the
+//! embedded language model a new install has. Every answer must render, the WebDriver session and the app must
 //! live to the end, and the outcomes are counted over the set (no single
 //! question's outcome is asserted: see `tests/integration/decisions.rs`).
 //! When a step fails, the test says which process is gone.
@@ -63,7 +63,8 @@ async fn outcomes(app: &App) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn thirty_questions_and_a_photo_in_one_conversation() {
-    let mut app = App::start_with("soak", None, &[], &[sample_parrots()]).await;
+    // The embedded model a new install has (it routes; a tiny model never writes the answer).
+    let mut app = App::start_with("soak", None, &[("KEA_EMBEDDED_MODEL", String::new())], &[sample_parrots()]).await;
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
     let started = Instant::now();
     for (i, question) in QUESTIONS.iter().enumerate() {
@@ -93,7 +94,7 @@ async fn thirty_questions_and_a_photo_in_one_conversation() {
     assert_eq!(all.len(), QUESTIONS.len(), "one answer per question in one conversation: {all:?}");
     assert_eq!(count("error"), 0, "every question was answered, unsure or refused: {all:?}");
     // Over the set: most answerable questions answered, the off-topic ones mostly refused.
-    assert!(count("answered") >= 10 && count("refused") >= 3, "{all:?}");
+    assert!(count("answered") >= 6 && count("refused") >= 3, "{all:?}");
     assert_eq!(app.client.find_all(Locator::Css("#conversations li")).await.unwrap().len(), 1, "all in one conversation");
     app.stop().await;
 }
