@@ -4,7 +4,8 @@
 //! (`.onnx`, `.gguf`) redirect to `/cdn/…` with `X-Linked-Etag` (sha256) and
 //! `X-Linked-Size`. GET honours `Range`. Faults on demand: a connection cut
 //! mid-file (once), content that does not match its checksum, a body
-//! longer than announced. Any revision `main` or [`COMMIT`] resolves.
+//! longer than announced, a redirect elsewhere, a size claimed or a body
+//! without end. Any revision `main` or [`COMMIT`] resolves.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -25,7 +26,19 @@ pub enum Fault {
     Slow,
     /// GET sends more bytes than HEAD announced (its own length matching).
     Overlong,
+    /// GET answers `302 Found` to this address.
+    RedirectTo(String),
+    /// HEAD announces no size; GET claims 50 GB and sends zeros (up to
+    /// [`ENDLESS_BYTES`], so a client that does not stop still finishes).
+    Endless,
+    /// HEAD claims the file is 50 GB.
+    ClaimsHuge,
 }
+
+/// The most an [`Fault::Endless`] body sends before it closes.
+pub const ENDLESS_BYTES: usize = 64 << 20;
+/// What [`Fault::Endless`] and [`Fault::ClaimsHuge`] claim.
+const FIFTY_GB: u64 = 50 << 30;
 
 /// The commit every revision resolves to (`X-Repo-Commit`).
 pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -58,6 +71,22 @@ impl LocalHub {
             }
         });
         LocalHub { endpoint, state }
+    }
+
+    /// Serves `files` on `ip` (another loopback address), when this system lets it be bound.
+    #[allow(dead_code)] // used by the integration binary only
+    pub fn start_on(ip: &str, files: HashMap<String, Vec<u8>>) -> Option<LocalHub> {
+        let listener = TcpListener::bind((ip, 0)).ok()?;
+        let endpoint = format!("http://{}", listener.local_addr().ok()?);
+        let state = Arc::new(Mutex::new(HubState { files, faults: HashMap::new(), log: Vec::new() }));
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = shared.clone();
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        Some(LocalHub { endpoint, state })
     }
 
     /// Serves other bytes for `key` (`repo/path`) from now on, announced as
@@ -159,8 +188,27 @@ fn serve(stream: TcpStream, state: &Mutex<HubState>) {
             let headers = [commit[0].clone(), ("location", format!("/cdn/{key}")), ("x-linked-etag", format!("\"{sha}\"")), ("x-linked-size", size)];
             return respond(stream, "302 Found", &headers, b"", false);
         }
-        let headers = [commit[0].clone(), ("etag", format!("\"{}\"", git_blob_id(&bytes))), ("content-length", size)];
+        let mut headers = vec![commit[0].clone(), ("etag", format!("\"{}\"", git_blob_id(&bytes)))];
+        match fault {
+            Some(Fault::Endless) => {}
+            Some(Fault::ClaimsHuge) => headers.push(("content-length", FIFTY_GB.to_string())),
+            _ => headers.push(("content-length", size)),
+        }
         return respond(stream, "200 OK", &headers, b"", false);
+    }
+    if let Some(Fault::RedirectTo(location)) = &fault {
+        return respond(stream, "302 Found", &[("location", location.clone())], b"", true);
+    }
+    if matches!(fault, Some(Fault::Endless)) {
+        let mut stream = stream;
+        respond_head(&mut stream, "200 OK", &[("content-length", FIFTY_GB.to_string())], None);
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..ENDLESS_BYTES >> 20 {
+            if stream.write_all(&zeros).is_err() {
+                return;
+            }
+        }
+        return;
     }
     let mut body = bytes.clone();
     if matches!(fault, Some(Fault::WrongContent)) {

@@ -84,6 +84,61 @@ fn the_watcher_leaves_a_new_ignored_file_out_and_follows_a_changed_ignore_file()
     assert_eq!(indexed(&sandbox), ["ignored-1.md", "notes.md"]);
 }
 
+/// Issue 41: rewriting a nested `.gitignore` 60 times ran 60 full syncs.
+/// Changes to the rules are gathered until they settle, then synced once
+/// (a pause on a slow machine may split them, never into dozens).
+#[test]
+fn an_ignore_file_rewritten_many_times_in_a_row_costs_one_sync() {
+    let sandbox = Sandbox::empty();
+    write(&sandbox, &[("notes.md", "# Notes\n\nThe ferry to the island leaves at seven every morning.\n"), ("sub/local.txt", "Local settings.\n")]);
+    let watcher = Watcher::start(&sandbox);
+    watcher.wait_for("the initial sync", |_| true);
+    std::thread::sleep(Duration::from_millis(500));
+    for n in 0..60 {
+        let rule = if n % 2 == 0 { "local.txt\n" } else { "other.txt\n" };
+        std::fs::write(sandbox.path("sub/.gitignore"), format!("# rewrite {n}\n{rule}")).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let first = watcher.wait_for("the sync after the rewrites", |_| true);
+    let mut syncs = vec![first];
+    while let Some(line) = watcher.next_within(Duration::from_secs(10)) {
+        syncs.push(line);
+    }
+    assert!(syncs.len() <= 3, "{} syncs for 60 rewrites: {syncs:?}", syncs.len());
+    // The last rewrite (`other.txt`) is what the index follows.
+    assert_eq!(indexed(&sandbox), ["notes.md", "sub/local.txt"]);
+}
+
+/// Issue 41: an ignore file that cannot be used (over 1 MB, or patterns
+/// that cannot be built) dropped its whole tree from a fresh index. It is
+/// now that ignore file's problem, named in the report and the status,
+/// and the documents below it are indexed (the folder's other ignore file
+/// still applies).
+#[test]
+fn an_ignore_file_that_cannot_be_used_is_reported_and_its_tree_still_indexed() {
+    let sandbox = Sandbox::empty();
+    let huge = format!("private.md\n{}", "# padding\n".repeat(120_000));
+    write(
+        &sandbox,
+        &[
+            ("sub/.gitignore", huge.as_str()),
+            ("sub/.keaignore", "skipped.md\n"),
+            ("sub/private.md", "# Private\n\nThe owl sleeps in the barn.\n"),
+            ("sub/skipped.md", "# Skipped\n\nThe fox hides in the hedge.\n"),
+            ("sub/deeper/note.md", "# Note\n\nThe heron fishes at dawn.\n"),
+            ("top.md", "# Top\n\nThe ferry leaves at seven.\n"),
+        ],
+    );
+    let report = sandbox.index();
+    assert_eq!(indexed(&sandbox), ["sub/deeper/note.md", "sub/private.md", "top.md"], "{report}");
+    let problem = |v: &serde_json::Value| {
+        v["skipped"].as_array().unwrap().iter().find(|s| s["path"] == "sub/.gitignore").map(|s| s["message"].as_str().unwrap().to_string())
+    };
+    let message = problem(&report).unwrap_or_else(|| panic!("the ignore file's problem is reported: {report}"));
+    assert!(message.contains("over 1 MB") && message.contains("not used"), "{message}");
+    assert_eq!(problem(&sandbox.status()), Some(message), "and shown in the status");
+}
+
 /// What a sync leaves out is said with why, in the report and the status,
 /// and every document says when it was last read.
 #[test]

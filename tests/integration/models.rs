@@ -189,3 +189,99 @@ fn test_fixtures_never_show_in_the_users_model_list() {
     assert!(installed.contains(&"all-minilm-l6-v2"), "the bundled embedder is listed: {installed:?}");
     assert!(!installed.iter().any(|id| id.starts_with("fixture-")), "{installed:?}");
 }
+
+/// Issue 41: a redirect to plain http on another host was followed and its
+/// bytes installed. Every hop must be https:// or this machine's loopback
+/// (127.0.0.1, localhost, [::1]): here a second hub on 127.0.0.2 serves the
+/// very same bytes, and is never asked.
+#[test]
+fn a_redirect_to_plain_http_elsewhere_is_refused_and_nothing_installed() {
+    let sandbox = Sandbox::empty();
+    let elsewhere = LocalHub::start_on("127.0.0.2", reranker_files());
+    let target = elsewhere.as_ref().map_or_else(|| "http://127.0.0.2:9".to_string(), |hub| hub.endpoint.clone());
+    let location = format!("{target}/{REPO}/resolve/{COMMIT}/tokenizer.json");
+    let hub = LocalHub::start(reranker_files(), HashMap::from([(format!("{REPO}/tokenizer.json"), Fault::RedirectTo(location))]));
+    let out = install(&sandbox, &hub, "bge-reranker-base");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("redirect left https://"), "{stderr}");
+    assert!(!sandbox.data.join("models/bge-reranker-base").exists(), "nothing installed");
+    if let Some(elsewhere) = elsewhere {
+        assert_eq!(elsewhere.log(), Vec::<String>::new(), "the plain-http host was never asked");
+    }
+}
+
+/// A catalog entry for the fixture reranker's files, `size_bytes` their
+/// total, pinned to `COMMIT` and to `pins` (`path` → sha256).
+fn fixture_entry(pins: &HashMap<&str, String>) -> kea_engine::model::catalog::CatalogEntry {
+    let mut entry = kea_engine::model::catalog::find("bge-reranker-base").unwrap();
+    entry.size_bytes = reranker_files().values().map(|b| b.len() as u64).sum();
+    let hub = entry.hub.as_mut().unwrap();
+    hub.revision = COMMIT.into();
+    for file in &mut hub.files {
+        file.sha256 = pins.get(file.path.as_str()).cloned();
+    }
+    entry
+}
+
+fn manager(sandbox: &Sandbox, hub: &LocalHub) -> kea_engine::model::manager::ModelManager {
+    let models = sandbox.data.join("models");
+    kea_engine::model::manager::ModelManager::new(kea_engine::model::ModelPaths { dirs: vec![models.clone()] }, models, hub.endpoint.clone())
+}
+
+/// Issue 41: a HEAD claiming 50 GB let 1.26 GB be written. The catalog's
+/// size (and a tenth) caps the bytes received, whatever a HEAD or a body's
+/// own length claims: a claim over it is refused before any GET, and a
+/// body that never ends is cut at the cap and discarded.
+#[test]
+fn downloads_are_capped_by_the_catalogs_size_whatever_the_headers_claim() {
+    let sandbox = Sandbox::empty();
+    let entry = fixture_entry(&HashMap::new());
+    let cap = kea_engine::model::manager::size_cap(&entry);
+    let key = format!("{REPO}/tokenizer.json");
+    let claims = LocalHub::start(reranker_files(), HashMap::from([(key.clone(), Fault::ClaimsHuge)]));
+    let err = manager(&sandbox, &claims).install_entry(&entry, &mut |_| {}, &kea_engine::CancelToken::new()).unwrap_err();
+    assert_eq!(err.kind(), kea_engine::ErrorKind::Download, "{err}");
+    assert!(err.to_string().contains("over the") && err.to_string().contains("catalog allows"), "{err}");
+    assert!(claims.log().iter().all(|r| !r.starts_with("GET")), "nothing fetched: {:?}", claims.log());
+
+    let endless = LocalHub::start(reranker_files(), HashMap::from([(key, Fault::Endless)]));
+    let err = manager(&sandbox, &endless).install_entry(&entry, &mut |_| {}, &kea_engine::CancelToken::new()).unwrap_err();
+    assert!(err.to_string().contains("more than the catalog allows"), "{err}");
+    let part = sandbox.data.join("models/.downloads/bge-reranker-base/tokenizer.json.part");
+    assert!(!part.exists(), "the cut body was discarded");
+    assert!(!sandbox.data.join("models/bge-reranker-base").exists(), "nothing installed");
+    let gets = endless.log().iter().filter(|r| r.starts_with("GET") && r.contains("tokenizer.json")).count();
+    assert_eq!(gets, 1, "not retried: {:?}", endless.log());
+    assert!(cap < super::hub::ENDLESS_BYTES as u64, "the cap ({cap}) is what stopped it");
+}
+
+/// A catalog entry pinned to a commit and to each file's sha256 installs
+/// only those bytes, from that commit (`main` is never asked); a pin the
+/// hub's announcement contradicts is refused before the file is fetched,
+/// and one the bytes contradict after, with nothing installed.
+#[test]
+fn a_pinned_catalog_entry_installs_only_its_commit_and_hashes() {
+    let files = reranker_files();
+    let sha = |path: &str| sha256_hex(&files[&format!("{REPO}/{path}")]);
+    let all: HashMap<&str, String> = ONNX_TEXT_MODEL.iter().map(|(path, _)| (*path, sha(path))).collect();
+
+    let sandbox = Sandbox::empty();
+    let hub = LocalHub::start(reranker_files(), HashMap::new());
+    let installed = manager(&sandbox, &hub).install_entry(&fixture_entry(&all), &mut |_| {}, &kea_engine::CancelToken::new()).unwrap();
+    assert!(installed.join("model.onnx").is_file());
+    assert!(hub.log().iter().all(|r| !r.contains("/resolve/main/")), "only the pinned commit: {:?}", hub.log());
+
+    let wrong = sha256_hex(b"another file");
+    for (path, announced) in [("onnx/model.onnx", true), ("tokenizer.json", false)] {
+        let sandbox = Sandbox::empty();
+        let hub = LocalHub::start(reranker_files(), HashMap::new());
+        let mut pins = all.clone();
+        pins.insert(path, wrong.clone());
+        let err = manager(&sandbox, &hub).install_entry(&fixture_entry(&pins), &mut |_| {}, &kea_engine::CancelToken::new()).unwrap_err();
+        assert_eq!(err.kind(), kea_engine::ErrorKind::Download, "{err}");
+        assert!(err.to_string().contains(&wrong), "{path}: {err}");
+        assert!(!sandbox.data.join("models/bge-reranker-base").exists(), "{path}: nothing installed");
+        let fetched = hub.log().iter().any(|r| r.starts_with("GET") && r.contains(path));
+        assert_eq!(fetched, !announced, "{path}: a contradicted announcement is refused before the GET: {:?}", hub.log());
+    }
+}

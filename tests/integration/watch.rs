@@ -34,6 +34,11 @@ impl Watcher {
         Watcher { child, lines }
     }
 
+    /// The next summary, if one comes within `wait`.
+    pub(super) fn next_within(&self, wait: Duration) -> Option<Value> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
     /// The next summary that satisfies `done`, within 10 s.
     pub(super) fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         loop {

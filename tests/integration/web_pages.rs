@@ -122,7 +122,8 @@ fn a_web_page_is_kept_answered_from_with_its_link_and_fetched_again_on_demand() 
     let added = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
     assert_eq!((added["key"].as_str(), added["refetched"].as_bool()), (Some("Web pages/Night trains.html"), Some(false)), "{added}");
     let kept = std::fs::read_to_string(sandbox.path("Web pages/Night trains.html")).unwrap();
-    assert!(kept.starts_with(&format!("<!-- saved from url=({:04}){url} -->", url.len())), "{kept}");
+    let marks = format!("{}\n<!-- saved from url=({:04}){url} -->", kea_engine::extract::KEPT_BY_KEA, url.len());
+    assert!(kept.starts_with(&marks), "{kept}");
 
     let answer = ask(&sandbox, "When does the northern sleeper leave?");
     let citation = &answer["citations"][0];
@@ -206,4 +207,59 @@ fn fetches_are_bounded_and_refused_with_a_clear_error() {
     for not_web in ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1/"] {
         assert_eq!(fetch_page(not_web, &local).unwrap_err().kind(), ErrorKind::InvalidInput, "{not_web}");
     }
+}
+
+/// Issue 41: `add-url` replaced any `.html` in `Web pages/` whose saved-from
+/// mark named the address, including a page the user saved from a browser
+/// there and annotated. Only a page that begins with Kea's own mark is
+/// replaced; the user's page stays as it is and the new copy gets a free name.
+#[test]
+fn a_page_the_user_saved_from_a_browser_into_web_pages_is_never_overwritten() {
+    let server = PageServer::start();
+    server.html("/trains", &timetable("21:40"));
+    let url = server.url("/trains");
+    let sandbox = Sandbox::empty();
+    std::fs::create_dir_all(sandbox.path("Web pages")).unwrap();
+    let annotated = format!("<!-- saved from url=({:04}){url} -->\n<p>My own note: take the early train.</p>{}", url.len(), timetable("20:00"));
+    std::fs::write(sandbox.path("Web pages/Night trains.html"), &annotated).unwrap();
+    sandbox.index();
+    let added = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
+    assert_eq!((added["key"].as_str(), added["refetched"].as_bool()), (Some("Web pages/Night trains (2).html"), Some(false)), "{added}");
+    assert_eq!(std::fs::read_to_string(sandbox.path("Web pages/Night trains.html")).unwrap(), annotated, "the user's page is untouched");
+    // Kea's own copy is the one replaced from now on.
+    server.html("/trains", &timetable("22:15"));
+    let again = sandbox.json(&["kb", "add-url", "default", &url, "--allow-local", "--json"]);
+    assert_eq!((again["key"].as_str(), again["refetched"].as_bool()), (Some("Web pages/Night trains (2).html"), Some(true)), "{again}");
+    assert_eq!(std::fs::read_to_string(sandbox.path("Web pages/Night trains.html")).unwrap(), annotated);
+    assert_eq!(files_on_disk(&sandbox.knowledge), ["Web pages/Night trains (2).html", "Web pages/Night trains.html"]);
+}
+
+/// Issue 41: a `Web pages` folder that is a symbolic link was written
+/// through. It is refused with a clear error, before anything is fetched.
+#[cfg(unix)]
+#[test]
+fn a_web_pages_folder_that_is_a_link_is_refused() {
+    let server = PageServer::start();
+    server.html("/trains", &timetable("21:40"));
+    let sandbox = Sandbox::empty();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), sandbox.path("Web pages")).unwrap();
+    let out = sandbox.run(&["kb", "add-url", "default", &server.url("/trains"), "--allow-local"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("symbolic link") && stderr.contains("[invalid_input]"), "{stderr}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written through the link");
+}
+
+/// Issue 41: a page's title kept its direction controls and the characters
+/// Windows reserves in the file name Kea made from it.
+#[test]
+fn a_page_title_makes_a_file_name_safe_on_every_system() {
+    let server = PageServer::start();
+    server.html("/invoice", "<title>Invoice \u{202e}gnp.html: <Q3>?</title><main><p>The invoice is due on the first of May.</p></main>");
+    server.html("/device", "<title>CON</title><main><p>A page titled like a device.</p></main>");
+    let sandbox = Sandbox::empty();
+    let added = sandbox.json(&["kb", "add-url", "default", &server.url("/invoice"), "--allow-local", "--json"]);
+    assert_eq!(added["key"], "Web pages/Invoice gnp.html_ _Q3__.html", "{added}");
+    let added = sandbox.json(&["kb", "add-url", "default", &server.url("/device"), "--allow-local", "--json"]);
+    assert_eq!(added["key"], "Web pages/_CON.html", "{added}");
 }

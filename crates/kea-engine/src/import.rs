@@ -34,13 +34,38 @@ pub struct ImportProgress {
     pub bytes_total: u64,
 }
 
-/// A safe file name: no separators, control characters or leading dots and
-/// dashes; never empty.
+/// The name [`sanitise_file_name`] gives a name with nothing left.
+pub const NO_NAME: &str = "document";
+
+/// Characters that change the direction text is shown in: in a file name
+/// they disguise its end (`Invoice \u{202e}lmth.exe` shows as `Invoice exe.html`).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+/// Names Windows keeps for devices, whatever the extension (`CON.md` too).
+fn is_reserved_on_windows(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or_default().trim_end().to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$")
+        || ((stem.starts_with("COM") || stem.starts_with("LPT")) && stem.len() == 4 && stem[3..].chars().all(|c| c.is_ascii_digit()))
+}
+
+/// A safe file name on every system: no separators, characters Windows
+/// reserves (`<>:"/\|?*`) or control characters (each made `_`), no
+/// direction controls, no leading dots, dashes or spaces, no trailing dots
+/// or spaces, never a device name Windows reserves (`CON`, `COM1`…: made
+/// `_CON`); never empty.
 pub fn sanitise_file_name(name: &str) -> String {
-    let cleaned: String = name.chars().map(|c| if c == '/' || c == '\\' || c == ':' || c.is_control() { '_' } else { c }).collect();
-    let trimmed = cleaned.trim().trim_start_matches(['.', '-', ' ']).to_string();
+    let cleaned: String = name
+        .chars()
+        .filter(|c| !is_bidi_control(*c))
+        .map(|c| if matches!(c, '/' | '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*') || c.is_control() { '_' } else { c })
+        .collect();
+    let trimmed = cleaned.trim().trim_start_matches(['.', '-', ' ']).trim_end_matches(['.', ' ']).to_string();
     if trimmed.is_empty() || trimmed.chars().all(|c| c == '_' || c == '.') {
-        "document".into()
+        NO_NAME.into()
+    } else if is_reserved_on_windows(&trimmed) {
+        format!("_{trimmed}")
     } else {
         trimmed
     }
@@ -219,6 +244,26 @@ mod tests {
         assert_eq!(sanitise_file_name("鹦鹉 🦜 notes.md"), "鹦鹉 🦜 notes.md");
         assert_eq!(sanitise_file_name("a\u{0}b.md"), "a_b.md");
         assert_eq!(sanitise_file_name(".."), "document");
+    }
+
+    /// Issue 41: a title kept its direction controls (saved as "Invoice
+    /// \u{202e}gnp.html.html", shown as "Invoice lmth.html.png") and names
+    /// and characters Windows reserves.
+    #[test]
+    fn names_lose_direction_controls_and_what_windows_reserves() {
+        assert_eq!(sanitise_file_name("Invoice \u{202e}gnp.html"), "Invoice gnp.html");
+        let controls = "a\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}\u{200e}\u{200f}\u{061c}b.md";
+        assert_eq!(sanitise_file_name(controls), "ab.md");
+        assert_eq!(sanitise_file_name("a<b>c:d\"e/f\\g|h?i*j.md"), "a_b_c_d_e_f_g_h_i_j.md");
+        assert_eq!(sanitise_file_name("tab\there\u{7f}.md"), "tab_here_.md");
+        for reserved in ["CON", "con.md", "PRN.html", "aux", "NUL.txt", "COM1.md", "lpt9", "Com3.tar.gz"] {
+            assert_eq!(sanitise_file_name(reserved), format!("_{reserved}"), "{reserved}");
+        }
+        for fine in ["CONTACT.md", "COM10.md", "console.md", "LPT.md", "nullable.md"] {
+            assert_eq!(sanitise_file_name(fine), fine);
+        }
+        assert_eq!(sanitise_file_name("Trailing dots... "), "Trailing dots");
+        assert_eq!(sanitise_file_name("\u{202e}\u{202e}"), NO_NAME);
     }
 
     #[test]

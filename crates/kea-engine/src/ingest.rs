@@ -5,10 +5,12 @@
 //! loses at most the batch in flight, which the next sync redoes.
 //!
 //! Files are read (extracted and chunked) on worker threads while the
-//! calling thread embeds and commits; each file's reading runs on a thread of
-//! its own within a time budget, and one that overruns is recorded as timed
-//! out and abandoned, so no file stalls the rest. A sync covers the whole
-//! folder or only some paths (the watcher's events).
+//! calling thread embeds and commits; each file's reading runs within a time
+//! budget — the complex formats in a reader process killed when it
+//! overruns, the others on a thread of their own that is abandoned (it
+//! may run on) — and one that overruns is recorded as timed out, so no
+//! file stalls the rest. A sync covers the whole folder or only some paths
+//! (the watcher's events).
 //!
 //! The [`Ingest`] borrows the parts it writes (the store, the vector index,
 //! the profile) and reaches the embedding model through [`IndexModels`]; it
@@ -84,10 +86,34 @@ pub(crate) struct Ingest<'a> {
     /// Where PDF, Word and pictures are read (`None`: in this process).
     pub reader: Option<&'a ReaderProcess>,
     pub ocr: Option<&'a Ocr>,
+    pub preread: &'a Preread,
     pub store: &'a Mutex<Store>,
     pub vectors: &'a RwLock<Box<dyn VectorIndex>>,
     pub profile: &'a RwLock<Profile>,
     pub models: &'a (dyn IndexModels + Sync),
+}
+
+/// A document read before its file was written (a web page Kea keeps is
+/// read once, to name its file and to index it), by the BLAKE3 of its
+/// bytes: the sync that meets those bytes takes it instead of reading them
+/// again. A leaf lock, held alone.
+#[derive(Default)]
+pub(crate) struct Preread(Mutex<Option<(String, Extracted)>>);
+
+impl Preread {
+    /// Keeps `doc` as the reading of `bytes` (replacing any earlier one).
+    pub fn keep(&self, bytes: &[u8], doc: Extracted) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((blake3::hash(bytes).to_hex().to_string(), doc));
+    }
+
+    /// The kept reading of the bytes whose BLAKE3 is `hash`, taken.
+    fn take(&self, hash: &str) -> Option<Extracted> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_some_and(|(kept, _)| kept == hash) {
+            return slot.take().map(|(_, doc)| doc);
+        }
+        None
+    }
 }
 
 /// New chunks gathered before a batch is embedded and committed.
@@ -276,25 +302,22 @@ impl Ingest<'_> {
             None => return Prepared::Failed(timed_out(budget)),
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
+        let preread = self.preread.take(&content_hash);
         if let Some(doc) = stored {
             if doc.status == DocStatus::Indexed && doc.content_hash.as_deref() == Some(content_hash.as_str()) {
                 return Prepared::Touch;
             }
         }
         let context = ExtractContext { ocr: self.ocr.cloned(), deadline };
-        let read = match self.reader.filter(|_| ReaderProcess::reads(file.kind)).map(ReaderProcess::start) {
-            Some(Ok(child)) => child.extract(file.kind, bytes, &context).map(|doc| {
-                let chunks = chunk_document(&doc, &self.chunking);
-                (doc, chunks)
-            }),
-            // Without its process the file would be read without its limits.
-            Some(Err(e)) => Err(format!("the document reader could not be started ({e}): Kea does not read this file without its limits; re-index it later")),
-            None => read_within_budget(file.kind, bytes, self.chunking, context),
+        let read = match preread {
+            Some(doc) => Ok(doc),
+            None => read_document(file.kind, bytes, self.reader, context),
         };
-        let (mut doc, chunks) = match read {
-            Ok(result) => result,
+        let mut doc = match read {
+            Ok(doc) => doc,
             Err(message) => return Prepared::Failed(message),
         };
+        let chunks = chunk_document(&doc, &self.chunking);
         let names = self.profile().names(&doc.front_matter);
         if doc.title.is_none() {
             doc.title = names.first().cloned().or_else(|| file.abs.file_stem().map(|s| s.to_string_lossy().into_owned()));
@@ -316,23 +339,28 @@ impl Ingest<'_> {
     }
 }
 
-/// Extracts and chunks a file's bytes on a thread of its own, waiting no
-/// longer than the context's deadline; a thread that overruns is left to
-/// finish (or not) on its own and its result is dropped.
-fn read_within_budget(
+/// Extracts `bytes` as a document of `kind` within the context's deadline:
+/// in a reader process when `reader` is given and reads the kind (killed at
+/// the deadline), else on a thread of its own. A thread that overruns is
+/// abandoned — left to finish (or not) on its own, its result dropped —
+/// which is why the formats whose parsers can run long go to the process
+/// (and the HTML reader also stops itself at the deadline).
+pub(crate) fn read_document(
     kind: crate::extract::DocKind,
     bytes: Vec<u8>,
-    chunking: ChunkConfig,
+    reader: Option<&ReaderProcess>,
     context: ExtractContext,
-) -> std::result::Result<(Extracted, Vec<Chunk>), String> {
-    let deadline = context.deadline;
-    let budget = deadline.saturating_duration_since(Instant::now());
-    within(deadline, move || {
-        let doc = extract_with(kind, &bytes, &context)?;
-        let chunks = chunk_document(&doc, &chunking);
-        Ok((doc, chunks))
-    })
-    .unwrap_or_else(|| Err(timed_out(budget)))
+) -> std::result::Result<Extracted, String> {
+    match reader.filter(|_| ReaderProcess::reads(kind)).map(ReaderProcess::start) {
+        Some(Ok(child)) => child.extract(kind, bytes, &context),
+        // Without its process the file would be read without its limits.
+        Some(Err(e)) => Err(format!("the document reader could not be started ({e}): Kea does not read this file without its limits; re-index it later")),
+        None => {
+            let deadline = context.deadline;
+            let budget = deadline.saturating_duration_since(Instant::now());
+            within(deadline, move || extract_with(kind, &bytes, &context)).unwrap_or_else(|| Err(timed_out(budget)))
+        }
+    }
 }
 
 /// Runs `read` on its own thread; `None` when it is still running at

@@ -1,5 +1,5 @@
 //! Reading a document in a child process. The parsers of complex formats
-//! (PDF, Word, spreadsheets, pictures through OCR) run in a process of
+//! (PDF, Word, spreadsheets, web pages, pictures through OCR) run in a process of
 //! their own with a memory limit (its address space, `RLIMIT_AS`) and are
 //! killed at the file's deadline, so a file that makes a parser allocate
 //! without bound or loop fails alone, frees its memory and CPU, and never
@@ -63,10 +63,11 @@ impl ReaderProcess {
     }
 
     /// Whether files of `kind` are read in a child: formats whose parsers
-    /// can blow up (a workbook is a zip, read whole by its parser).
-    /// Markdown, text and CSV are read in-process.
+    /// can blow up (a workbook is a zip, read whole by its parser; a web
+    /// page's markup is any size and shape). Markdown, text and CSV are
+    /// read in-process.
     pub fn reads(kind: DocKind) -> bool {
-        matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image | DocKind::Spreadsheet)
+        matches!(kind, DocKind::Pdf | DocKind::Docx | DocKind::Image | DocKind::Spreadsheet | DocKind::Html)
     }
 
     /// Starts a reader (the caller refuses the file when it cannot: it is

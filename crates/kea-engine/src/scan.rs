@@ -2,7 +2,9 @@
 //! their size and modification time, skipping hidden files (so `.git/`,
 //! Obsidian's `.obsidian/` and `.trash/`), editor temp files, the folder's
 //! own README.md, what its `.gitignore` and `.keaignore` files ignore
-//! (gitignore syntax, in any folder), and symbolic links (never followed,
+//! (gitignore syntax, in any folder; one that cannot be used — over 1 MB,
+//! patterns that cannot be built — is listed as skipped with why, and the
+//! documents below it are indexed), and symbolic links (never followed,
 //! also when a changed path names one or passes through one).
 
 use std::collections::HashMap;
@@ -71,6 +73,7 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
     let mut rules = IgnoreRules::new(root);
     if rules.ignores_or_above(rel, path.is_dir()) {
         listing.unreadable = rules.unreadable;
+        listing.skipped = rules.unusable;
         return listing;
     }
     let ignored = std::cell::RefCell::new(Vec::new());
@@ -106,6 +109,7 @@ pub fn scan_under(root: &Path, path: &Path) -> Listing {
         }
     }
     listing.unreadable.append(&mut rules.unreadable);
+    listing.skipped.append(&mut rules.unusable);
     listing.skipped.extend(ignored.into_inner());
     listing.skipped.truncate(MAX_SKIPPED);
     listing.skipped.sort();
@@ -158,19 +162,22 @@ struct IgnoreRules<'a> {
     /// Folders whose ignore file could not be read (nothing below them is
     /// listed, and their documents are kept), and ignore files with a bad line.
     unreadable: Vec<(String, String)>,
+    /// Ignore files that were read but cannot be used (too large, patterns
+    /// that cannot be built), with why: left out, and said so.
+    unusable: Vec<(String, String)>,
 }
 
-/// One folder's ignore rules.
+/// One folder's rules: each of its ignore files' patterns, the one with
+/// the last word ([`IGNORE_FILES`]' last) first.
 enum FolderRules {
-    None,
-    Patterns(Gitignore),
+    Patterns(Vec<Gitignore>),
     /// An ignore file there cannot be read: everything below is left alone.
     Unreadable,
 }
 
 impl<'a> IgnoreRules<'a> {
     fn new(root: &'a Path) -> Self {
-        IgnoreRules { root, by_folder: HashMap::new(), unreadable: Vec::new() }
+        IgnoreRules { root, by_folder: HashMap::new(), unreadable: Vec::new(), unusable: Vec::new() }
     }
 
     /// Whether the path `rel` (a folder when `is_dir`) is ignored by the
@@ -178,14 +185,14 @@ impl<'a> IgnoreRules<'a> {
     fn ignores(&mut self, rel: &Path, is_dir: bool) -> bool {
         for folder in rel.ancestors().skip(1) {
             let Ok(inside) = rel.strip_prefix(folder) else { continue };
-            match self.folder(folder) {
-                FolderRules::None => {}
+            let matched = match self.folder(folder) {
                 FolderRules::Unreadable => return true,
-                FolderRules::Patterns(rules) => match rules.matched(inside, is_dir) {
-                    ignore::Match::Ignore(_) => return true,
-                    ignore::Match::Whitelist(_) => return false,
-                    ignore::Match::None => {}
-                },
+                FolderRules::Patterns(files) => files.iter().map(|rules| rules.matched(inside, is_dir)).find(|m| !m.is_none()),
+            };
+            match matched {
+                Some(ignore::Match::Ignore(_)) => return true,
+                Some(ignore::Match::Whitelist(_)) => return false,
+                _ => {}
             }
         }
         false
@@ -201,9 +208,8 @@ impl<'a> IgnoreRules<'a> {
     /// The rules of `folder` (relative), read at the first ask.
     fn folder(&mut self, folder: &Path) -> &FolderRules {
         if !self.by_folder.contains_key(folder) {
-            let rules = match read_ignore_files(self.root, folder, &mut self.unreadable) {
-                Ok(Some(rules)) => FolderRules::Patterns(rules),
-                Ok(None) => FolderRules::None,
+            let rules = match read_ignore_files(self.root, folder, &mut self.unreadable, &mut self.unusable) {
+                Ok(files) => FolderRules::Patterns(files),
                 Err(message) => {
                     self.unreadable.push((relative_key(folder), message));
                     FolderRules::Unreadable
@@ -215,32 +221,49 @@ impl<'a> IgnoreRules<'a> {
     }
 }
 
-/// The patterns of `folder`'s ignore files; a file that is a link is not
-/// followed (nor read), a bad pattern is reported and the others apply.
-fn read_ignore_files(root: &Path, folder: &Path, problems: &mut Vec<(String, String)>) -> std::result::Result<Option<Gitignore>, String> {
+/// The patterns of `folder`'s ignore files, the last word first; a file
+/// that is a link is not followed (nor read), a bad pattern is reported
+/// and the others apply. A file that cannot be used — over
+/// [`IGNORE_FILE_LIMIT`], or patterns that cannot be built — is reported in
+/// `unusable` and left out: the documents below its folder are indexed as
+/// if it were not there (the safest clear choice: a tree is never dropped
+/// from the index without a word, and the problem shows in the status).
+/// `Err`: one could not be read (a transient I/O problem): the folder is left as it is.
+fn read_ignore_files(
+    root: &Path,
+    folder: &Path,
+    problems: &mut Vec<(String, String)>,
+    unusable: &mut Vec<(String, String)>,
+) -> std::result::Result<Vec<Gitignore>, String> {
     let abs = root.join(folder);
-    let mut builder = GitignoreBuilder::new(&abs);
-    let mut any = false;
-    for name in IGNORE_FILES {
+    let mut files = Vec::new();
+    for name in IGNORE_FILES.iter().rev() {
         let path = abs.join(name);
+        let key = relative_key(&folder.join(name));
         match std::fs::symlink_metadata(&path) {
-            Ok(meta) if !meta.file_type().is_symlink() => {}
-            _ => continue,
+            Ok(meta) if meta.file_type().is_symlink() => continue,
+            Ok(meta) if meta.len() > IGNORE_FILE_LIMIT => {
+                unusable.push((key, format!("over {} MB: its patterns are not used (the documents below it are indexed)", IGNORE_FILE_LIMIT / 1_000_000)));
+                continue;
+            }
+            Ok(_) => {}
+            Err(_) => continue,
         }
         let Some(bytes) = read_regular(&path, IGNORE_FILE_LIMIT).map_err(|e| format!("cannot read its {name} ({e}); its documents are kept"))? else {
             continue;
         };
+        let mut builder = GitignoreBuilder::new(&abs);
         for (number, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
             if let Err(e) = builder.add_line(None, line) {
-                problems.push((relative_key(&folder.join(name)), format!("line {} is not a valid pattern ({e}); the other lines apply", number + 1)));
+                problems.push((key.clone(), format!("line {} is not a valid pattern ({e}); the other lines apply", number + 1)));
             }
         }
-        any = true;
+        match builder.build() {
+            Ok(rules) => files.push(rules),
+            Err(e) => unusable.push((key, format!("its patterns cannot be used ({e}): they are not (the documents below it are indexed)"))),
+        }
     }
-    if !any {
-        return Ok(None);
-    }
-    builder.build().map(Some).map_err(|e| format!("its ignore patterns cannot be used ({e}); its documents are kept"))
+    Ok(files)
 }
 
 /// Whether `rel` (inside `root`) is reached through a symbolic link: a

@@ -3,7 +3,9 @@
 //! synced alone (an ignored one is not indexed: the scan applies the ignore
 //! files). A full sync catches anything events missed: when the system says
 //! events were dropped, when `kea.toml` or an ignore file (`.keaignore`,
-//! `.gitignore`: what they ignore leaves the index) changes, and every
+//! `.gitignore`: what they ignore leaves the index) changes — once the
+//! rules have settled for [`RULES_SETTLE`], so a rule file rewritten many
+//! times in a row (a checkout, a script) costs one sync — and every
 //! [`FULL_SYNC_EVERY`] while the folder is quiet. When the folder has been
 //! quiet for [`QUIET`], pending vector changes are saved, the indexing
 //! model is unloaded after [`RELEASE_MODEL_AFTER`] without a change, and
@@ -28,6 +30,12 @@ use crate::scan::{is_ignore_file, is_indexable};
 
 /// A quiet spell after which pending vector changes are saved.
 pub const QUIET: Duration = Duration::from_secs(5);
+/// How long the rules (an ignore file, `kea.toml`) must stay unchanged
+/// before the full sync a change of theirs calls for; events meanwhile
+/// join that sync.
+pub const RULES_SETTLE: Duration = Duration::from_secs(2);
+/// The longest a full sync waits for the rules to settle.
+pub const RULES_SETTLE_AT_MOST: Duration = Duration::from_secs(30);
 /// How often the whole folder is compared with the index anyway.
 pub const FULL_SYNC_EVERY: Duration = Duration::from_secs(15 * 60);
 /// The indexing instance of the embedding model is unloaded after this
@@ -130,6 +138,7 @@ impl Watcher {
             };
             // Merge everything that queued up while the last sync ran.
             let Some(changed) = merge(wake, wakes) else { break };
+            let Some(changed) = self.settle(changed, wakes) else { break };
             if self.stop.is_cancelled() {
                 break;
             }
@@ -153,6 +162,36 @@ impl Watcher {
             self.report(result.map(drop));
         }
         self.report(self.engine.indexer().save_pending_vectors());
+    }
+
+    /// `changed` as it is, unless it changes the rules: then also every
+    /// change until the rules have not changed for [`RULES_SETTLE`] (at most
+    /// [`RULES_SETTLE_AT_MOST`]). `None` to stop.
+    fn settle(&self, mut changed: Option<Vec<PathBuf>>, wakes: &mpsc::Receiver<Wake>) -> Option<Option<Vec<PathBuf>>> {
+        let rules = |changed: &Option<Vec<PathBuf>>| changed.as_ref().is_some_and(|paths| paths.iter().any(|p| changes_the_rules(&self.folders, p)));
+        if !rules(&changed) {
+            return Some(changed);
+        }
+        let started = Instant::now();
+        let mut quiet_from = started;
+        loop {
+            let wait = (quiet_from + RULES_SETTLE).min(started + RULES_SETTLE_AT_MOST).saturating_duration_since(Instant::now());
+            let more = match wakes.recv_timeout(wait) {
+                Ok(wake) => merge(wake, wakes)?,
+                Err(RecvTimeoutError::Timeout) => return Some(changed),
+                Err(RecvTimeoutError::Disconnected) => return None,
+            };
+            if rules(&more) {
+                quiet_from = Instant::now();
+            }
+            changed = match (changed, more) {
+                (Some(mut paths), Some(more)) => {
+                    paths.extend(more);
+                    Some(paths)
+                }
+                _ => None,
+            };
+        }
     }
 
     fn report(&self, result: Result<()>) {

@@ -6,7 +6,9 @@
 //! a private one for the request). A fetched page is kept as an `.html` file
 //! that begins with the browsers' `<!-- saved from url=(NNNN)URL -->` mark,
 //! which the HTML reader turns into the document's `source`, so a page saved
-//! from a browser is cited with its link too ([`web_link`]).
+//! from a browser is cited with its link too ([`web_link`]). Kea's own
+//! copies begin with a mark of their own ([`is_kept_by_kea`]): only those
+//! are ever replaced, and never through a `Web pages` folder that is a link.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -197,37 +199,68 @@ pub const WEB_PAGES_FOLDER: &str = "Web pages";
 /// (file systems take 255 bytes).
 const MAX_NAME_BYTES: usize = 200;
 
-/// The file a page is kept in: `existing` (an earlier copy of the same
-/// address) replaced whole, else a new file in `folder`/[`WEB_PAGES_FOLDER`]
-/// named after the page's title (else its host). Written under a hidden
-/// name and renamed into place, so the watcher never reads half a page.
-pub fn keep_page(folder: &std::path::Path, page: &FetchedPage, title: Option<&str>, existing: Option<std::path::PathBuf>) -> Result<std::path::PathBuf> {
-    let dir = match &existing {
-        Some(path) => path.parent().map(std::path::Path::to_path_buf).unwrap_or_else(|| folder.to_path_buf()),
-        None => folder.join(WEB_PAGES_FOLDER),
-    };
+/// The folder pages are kept in, `folder`/[`WEB_PAGES_FOLDER`] (made when
+/// missing). A `Web pages` that is a symbolic link (or not a folder) is
+/// refused: Kea never writes through a link, wherever it points.
+pub fn pages_folder(folder: &std::path::Path) -> Result<std::path::PathBuf> {
+    let dir = folder.join(WEB_PAGES_FOLDER);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(Error::InvalidInput(format!("{} is a symbolic link: Kea does not keep web pages through a link (make it a plain folder)", dir.display())))
+        }
+        Ok(meta) if !meta.is_dir() => Err(Error::InvalidInput(format!("{} is not a folder: web pages are kept in a folder of that name", dir.display()))),
+        Ok(_) => Ok(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+            Ok(dir)
+        }
+        Err(e) => Err(Error::io(format!("reading {}", dir.display()), e)),
+    }
+}
+
+/// Whether the file at `path` is a page Kea kept: it begins with
+/// [`crate::extract::KEPT_BY_KEA`] (a page saved from a browser, even
+/// with the same `saved from` mark, does not).
+pub fn is_kept_by_kea(path: &std::path::Path) -> bool {
+    let mut head = vec![0u8; crate::extract::KEPT_BY_KEA.len()];
+    std::fs::File::open(path).and_then(|mut file| std::io::Read::read_exact(&mut file, &mut head)).is_ok() && head == crate::extract::KEPT_BY_KEA.as_bytes()
+}
+
+/// Keeps `saved` (the page as [`saved_page`] makes it) in the file a page
+/// is kept in: `existing` (an earlier copy of the same address, in the
+/// pages folder) replaced whole, else a new file in [`pages_folder`] named
+/// after the page's title (else its host). Written under a hidden name and
+/// renamed into place, so the watcher never reads half a page.
+pub fn keep_page(
+    folder: &std::path::Path,
+    page: &FetchedPage,
+    saved: &[u8],
+    title: Option<&str>,
+    existing: Option<std::path::PathBuf>,
+) -> Result<std::path::PathBuf> {
+    let dir = pages_folder(folder)?;
     let io = |e| Error::io(format!("saving {}", page.url), e);
-    std::fs::create_dir_all(&dir).map_err(io)?;
     let mut part = tempfile::Builder::new().prefix(".kea-web-").suffix(".part").tempfile_in(&dir).map_err(io)?;
-    std::io::Write::write_all(&mut part, saved_page(page).as_bytes()).map_err(io)?;
+    std::io::Write::write_all(&mut part, saved).map_err(io)?;
     part.as_file().sync_all().map_err(io)?;
-    if let Some(path) = existing {
+    if let Some(path) = existing.filter(|path| path.parent() == Some(dir.as_path())) {
         part.persist(&path).map_err(|e| io(e.error))?;
         return Ok(path);
     }
     let host = checked_url(&page.url)?.host().unwrap_or("page").to_string();
-    let mut name = title.filter(|t| !t.trim().is_empty()).unwrap_or(&host).to_string();
+    let name = crate::import::sanitise_file_name(title.filter(|t| !t.trim().is_empty()).unwrap_or(&host));
+    let mut name = if name == crate::import::NO_NAME { crate::import::sanitise_file_name(&host) } else { name };
     if name.len() > MAX_NAME_BYTES {
         let end = (0..=MAX_NAME_BYTES).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
         name.truncate(end);
+        name = crate::import::sanitise_file_name(&name);
     }
-    let name = format!("{}.html", crate::import::sanitise_file_name(&name));
-    crate::import::persist_unique(part, &dir, &name).map_err(io)
+    crate::import::persist_unique(part, &dir, &format!("{name}.html")).map_err(io)
 }
 
-/// The page as Kea keeps it: the `saved from` mark, then the page.
+/// The page as Kea keeps it: Kea's mark, the `saved from` mark, then the page.
 pub fn saved_page(page: &FetchedPage) -> String {
-    format!("{}\n{}", crate::extract::saved_from_mark(&page.url), page.html)
+    format!("{}\n{}\n{}", crate::extract::KEPT_BY_KEA, crate::extract::saved_from_mark(&page.url), page.html)
 }
 
 /// A document's web address: its `saved from` mark's, or its front
@@ -287,7 +320,8 @@ mod tests {
     fn the_saved_from_mark_round_trips_and_is_checked() {
         let page = FetchedPage { url: "https://example.com/a b".replace(' ', "%20"), final_url: String::new(), html: "<p>Hi</p>".into() };
         let saved = saved_page(&page);
-        assert!(saved.starts_with("<!-- saved from url=(0025)https://example.com/a%20b -->\n<p>Hi</p>"), "{saved}");
+        let marks = format!("{}\n<!-- saved from url=(0025)https://example.com/a%20b -->\n<p>Hi</p>", crate::extract::KEPT_BY_KEA);
+        assert_eq!(saved, marks);
         let source = |html: &str| crate::extract::extract_html(html.as_bytes(), None).unwrap().front_matter.get("source");
         assert_eq!(source(&saved).as_deref(), Some(page.url.as_str()));
         assert_eq!(source("\u{feff}  <!-- saved from url=(0018)http://example.org -->").as_deref(), Some("http://example.org"));

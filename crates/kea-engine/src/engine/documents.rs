@@ -95,25 +95,40 @@ impl Documents<'_> {
     }
 
     /// Fetches the page at `url` (within `limits`, see [`crate::web`]), keeps
-    /// its text as an `.html` file in the collection's first folder and
-    /// indexes it; a page already kept from the same address is replaced,
-    /// so adding it again fetches it again.
+    /// it as an `.html` file in the collection's first folder and indexes
+    /// it; a page Kea kept from the same address is replaced, so adding it
+    /// again fetches it again. The page is read once, under the limits of
+    /// every document (in the reader process, within its time budget): that
+    /// reading names the file and is what the sync indexes.
     pub fn add_web_page(&self, url: &str, limits: &FetchLimits, sink: &dyn ProgressSink, cancel: &CancelToken) -> Result<WebPageAdded> {
         self.engine.writable()?;
         let folder = self.engine.folders().primary().ok_or_else(|| Error::InvalidInput(crate::folders::NO_FOLDER.into()))?.to_path_buf();
+        crate::web::pages_folder(&folder)?;
         let page = crate::web::fetch_page(url, limits)?;
-        let doc = crate::extract::extract_html(page.html.as_bytes(), None).map_err(|e| Error::InvalidInput(format!("{}: {e}", page.url)))?;
+        let saved = crate::web::saved_page(&page).into_bytes();
+        let doc = self.read_page(&saved).map_err(|e| Error::InvalidInput(format!("{}: {e}", page.url)))?;
         if doc.plain.trim().is_empty() {
             return Err(Error::InvalidInput(format!("{}: the page has no text to keep", page.url)));
         }
-        // Only a page Kea kept is replaced: a note or clipping citing the same address is the user's.
+        // Only a page Kea kept is replaced: a note, clipping or page saved from a browser citing the same address is the user's.
         let earlier = self.engine.store().documents_saved_from(&page.url)?;
         let existing = earlier.iter().find_map(|key| self.kept_page(key));
         let refetched = existing.is_some();
-        let file = crate::web::keep_page(&folder, &page, doc.title.as_deref(), existing)?;
+        let title = doc.title.clone();
+        self.engine.preread.keep(&saved, doc);
+        let file = crate::web::keep_page(&folder, &page, &saved, title.as_deref(), existing)?;
         let report = self.engine.indexer().sync_paths(std::slice::from_ref(&file), sink, cancel)?;
         let key = self.engine.folders().key_of(&file).ok_or_else(|| Error::InvalidInput(format!("{} is outside the collection's folders", file.display())))?;
-        Ok(WebPageAdded { key, url: page.url, title: doc.title, refetched, report })
+        Ok(WebPageAdded { key, url: page.url, title, refetched, report })
+    }
+
+    /// A page's bytes read as an HTML document under a file's limits (the
+    /// reader process, the time budget of its size).
+    fn read_page(&self, bytes: &[u8]) -> std::result::Result<crate::extract::Extracted, String> {
+        let config = self.engine.config();
+        let deadline = std::time::Instant::now() + config.file_budget.for_size(bytes.len() as u64);
+        let context = crate::extract::ExtractContext { ocr: None, deadline };
+        crate::ingest::read_document(crate::extract::DocKind::Html, bytes.to_vec(), config.reader.as_ref(), context)
     }
 
     /// Fetches a kept web page again from its address (see [`Self::add_web_page`]).
@@ -134,12 +149,13 @@ impl Documents<'_> {
     }
 
     /// The file of `key` when it is a page Kea keeps: an HTML file directly
-    /// in the first folder's [`crate::web::WEB_PAGES_FOLDER`].
+    /// in the first folder's [`crate::web::WEB_PAGES_FOLDER`] that begins
+    /// with Kea's own mark (a page saved from a browser there is the user's).
     fn kept_page(&self, key: &str) -> Option<PathBuf> {
         let path = self.path(key).ok()?;
         let pages = self.engine.folders().primary()?.join(crate::web::WEB_PAGES_FOLDER);
         let html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
-        (html && path.parent() == Some(pages.as_path())).then_some(path)
+        (html && path.parent() == Some(pages.as_path()) && crate::web::is_kept_by_kea(&path)).then_some(path)
     }
 
     /// The document's indexed text, section by section (its passages in

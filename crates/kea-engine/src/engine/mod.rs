@@ -222,6 +222,10 @@ pub struct Engine {
     paused: std::sync::atomic::AtomicBool,
     /// The files the last run was to read and has not (see `indexer::Tracked`).
     queued: Mutex<Vec<String>>,
+    /// A document already read (a web page read before it was kept), by the
+    /// BLAKE3 of its bytes: the next sync that meets those bytes uses it
+    /// rather than read them again (see [`crate::ingest::Preread`]).
+    preread: crate::ingest::Preread,
     /// When the vector file was last saved, and whether the index has
     /// changed since (saved on a debounce after a sync of some paths).
     vectors_saved: Mutex<VectorsSaved>,
@@ -388,6 +392,7 @@ impl Engine {
             retired: std::sync::atomic::AtomicBool::new(false),
             paused: std::sync::atomic::AtomicBool::new(false),
             queued: Mutex::new(Vec::new()),
+            preread: crate::ingest::Preread::default(),
             vectors_saved: Mutex::new(VectorsSaved { at: Instant::now(), dirty: false, generation: 0 }),
             vectors_rebuilt_on_open: rebuilt,
             opened_generation: stamp.generation,
@@ -704,6 +709,7 @@ impl Engine {
             budget: self.config.file_budget,
             reader: self.config.reader.as_ref(),
             ocr: self.ocr.get_or_init(Ocr::discover).as_ref(),
+            preread: &self.preread,
             store: &self.store,
             vectors: &self.vectors,
             profile: &self.profile,

@@ -9,8 +9,17 @@
 //! blocks. A page with no text left that way is read whole (without its
 //! scripts, styles and hidden parts). A page headed by the browsers'
 //! `<!-- saved from url=… -->` mark gets that address as its `source`.
+//!
+//! Hostile markup is bounded before and while it is read: a cheap pass over
+//! the bytes ([`cut_absurd_tags`]) keeps at most [`MAX_ATTRIBUTES`]
+//! attributes of a tag and drops any attribute over [`MAX_ATTRIBUTE_BYTES`]
+//! (html5ever checks each attribute against the tag's others: a tag with
+//! 80,000 of them took seconds, millions never ended), and the tokenizer is
+//! fed in pieces, stopping at the reading's deadline.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
+use std::time::Instant;
 
 use encoding_rs::Encoding;
 use html5ever::tendril::StrTendril;
@@ -34,13 +43,23 @@ enum Mode {
     Everything,
 }
 
+/// The most attributes a tag keeps (browsers' pages use a handful).
+pub const MAX_ATTRIBUTES: usize = 64;
+/// An attribute longer than this (name and value) is dropped: none that
+/// the reader looks at (`role`, `hidden`, `style`…) is anywhere near it.
+pub const MAX_ATTRIBUTE_BYTES: usize = 16 * 1024;
+/// How much text the tokenizer is given between two looks at the deadline.
+const FEED_BYTES: usize = 64 * 1024;
+
 /// The page in `bytes` as a document (see the module's description).
-/// `charset` is the one a `Content-Type` header named, if any.
-pub(super) fn extract(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
-    let text = decode(bytes, charset)?;
-    let mut pass = read(&text, Mode::MainContent);
+/// `charset` is the one a `Content-Type` header named, if any; past
+/// `deadline` the reading stops with a "timed out" error.
+pub(super) fn extract(bytes: &[u8], charset: Option<&str>, deadline: Instant) -> Result<Extracted, String> {
+    let decoded = decode(bytes, charset)?;
+    let text = cut_absurd_tags(&decoded);
+    let mut pass = read(&text, Mode::MainContent, deadline)?;
     if pass.pieces.is_empty() {
-        pass = read(&text, Mode::Everything);
+        pass = read(&text, Mode::Everything, deadline)?;
     }
     let mut doc = pass.into_document();
     if let Some(url) = saved_from_url(&text) {
@@ -51,15 +70,21 @@ pub(super) fn extract(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, 
 
 const SAVED_FROM: &str = "<!-- saved from url=(";
 
+/// The first line of a page Kea kept (before its `saved from` mark): a
+/// browser writes its own mark first, so a page saved from a browser never
+/// begins with this one.
+pub(super) const KEPT_BY_KEA: &str = "<!-- kept by Kea: adding this address again fetches it again and replaces this file -->";
+
 /// The browsers' mark of a page saved from `url` (Kea heads its own copies with it).
 pub(super) fn saved_from_mark(url: &str) -> String {
     format!("{SAVED_FROM}{:04}){url} -->", url.len())
 }
 
 /// The http(s) address a `saved from url=(NNNN)…` mark at the start of a
-/// page names, if any.
+/// page (after Kea's own mark, if any) names, if any.
 fn saved_from_url(html: &str) -> Option<String> {
-    let rest = html.trim_start_matches('\u{feff}').trim_start().strip_prefix(SAVED_FROM)?;
+    let start = html.trim_start_matches('\u{feff}').trim_start();
+    let rest = start.strip_prefix(KEPT_BY_KEA).map_or(start, str::trim_start).strip_prefix(SAVED_FROM)?;
     let (length, rest) = rest.split_once(')')?;
     let url = rest.get(..length.parse().ok()?)?;
     let web = (url.starts_with("http://") || url.starts_with("https://")) && !url.chars().any(|c| c.is_whitespace() || c.is_control());
@@ -94,25 +119,174 @@ fn meta_charset(head: &[u8]) -> Option<String> {
     })
 }
 
-/// Runs the tokenizer over `text` with a [`Pass`] as its sink.
-fn read(text: &str, mode: Mode) -> Pass {
+/// The error of a page whose reading ran past its deadline.
+pub(super) const TIMED_OUT: &str = "timed out: reading this page took longer than its time budget; Kea skips it until it changes (or re-index it)";
+
+/// Runs the tokenizer over `text` with a [`Pass`] as its sink, a piece at a
+/// time, giving up when `deadline` has passed.
+fn read(text: &str, mode: Mode, deadline: Instant) -> Result<Pass, String> {
     let tokenizer = Tokenizer::new(Sink(RefCell::new(Pass::new(mode))), TokenizerOpts::default());
     let input = BufferQueue::default();
-    // Tendrils hold at most 4 GB; pieces of a megabyte keep far below that.
     let mut rest = text;
     while !rest.is_empty() {
-        let mut cut = rest.len().min(1 << 20);
+        if Instant::now() >= deadline {
+            return Err(TIMED_OUT.into());
+        }
+        let mut cut = rest.len().min(FEED_BYTES);
         while !rest.is_char_boundary(cut) {
             cut -= 1;
         }
         input.push_back(StrTendril::from_slice(&rest[..cut]));
         rest = &rest[cut..];
+        while let TokenizerResult::Script(()) = tokenizer.feed(&input) {}
     }
-    while let TokenizerResult::Script(()) = tokenizer.feed(&input) {}
     tokenizer.end();
     let mut pass = tokenizer.sink.0.into_inner();
     pass.flush(true);
-    pass
+    Ok(pass)
+}
+
+/// `html` with every tag cut to [`MAX_ATTRIBUTES`] attributes of at most
+/// [`MAX_ATTRIBUTE_BYTES`] each, in one pass over the bytes (borrowed when
+/// no tag needs cutting). It follows the tokenizer's reading of markup
+/// closely enough for pages: comments, `<!…>`/`<?…>` and the content of
+/// raw-text elements (scripts, styles, titles…) are passed over, not read
+/// as tags. Where it could still differ from the tokenizer (a script's
+/// escaped `<!--` sections), the reading's deadline and the reader
+/// process's limits bound the cost.
+pub(super) fn cut_absurd_tags(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut copied, mut at) = (0, 0);
+    while let Some(lt) = find_byte(bytes, at, b'<') {
+        let next = bytes.get(lt + 1).copied().unwrap_or(0);
+        let end_tag = next == b'/' && bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic);
+        if !next.is_ascii_alphabetic() && !end_tag {
+            at = skip_markup(bytes, lt);
+            continue;
+        }
+        let tag = scan_tag(bytes, lt + 1 + usize::from(end_tag));
+        if tag.cut {
+            let out = out.get_or_insert_with(|| String::with_capacity(html.len()));
+            out.push_str(&html[copied..tag.name_end]);
+            tag.kept.iter().for_each(|range| out.push_str(&html[range.clone()]));
+            out.push_str(&html[tag.tail.clone()]);
+            copied = tag.tail.end;
+        }
+        at = tag.tail.end;
+        if !end_tag && tag.tail.end > tag.name_end {
+            at = skip_raw_text(bytes, at, &bytes[lt + 1..tag.name_end]);
+        }
+    }
+    match out {
+        Some(mut out) => {
+            out.push_str(&html[copied..]);
+            Cow::Owned(out)
+        }
+        None => Cow::Borrowed(html),
+    }
+}
+
+/// One tag as [`cut_absurd_tags`] reads it: where its name ends, the
+/// attributes it keeps (each with the space before it), what closes it
+/// (`/>`, `>`, or nothing at the end of the page), and whether any
+/// attribute is dropped.
+struct ScannedTag {
+    name_end: usize,
+    kept: Vec<std::ops::Range<usize>>,
+    tail: std::ops::Range<usize>,
+    cut: bool,
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+fn find_byte(bytes: &[u8], from: usize, byte: u8) -> Option<usize> {
+    bytes.get(from..)?.iter().position(|&b| b == byte).map(|i| from + i)
+}
+
+/// The tag whose name starts at `start`, read as the tokenizer reads
+/// attributes: names end at space, `/`, `>` or `=`; values are quoted or
+/// end at space or `>`.
+fn scan_tag(bytes: &[u8], start: usize) -> ScannedTag {
+    let n = bytes.len();
+    let mut i = start;
+    while i < n && !is_space(bytes[i]) && bytes[i] != b'/' && bytes[i] != b'>' {
+        i += 1;
+    }
+    let mut tag = ScannedTag { name_end: i, kept: Vec::new(), tail: i..n, cut: false };
+    let mut count = 0;
+    loop {
+        let gap = i;
+        while i < n && (is_space(bytes[i]) || bytes[i] == b'/') {
+            i += 1;
+        }
+        if i >= n || bytes[i] == b'>' {
+            tag.tail = gap..(i + 1).min(n);
+            return tag;
+        }
+        let name = i;
+        i += 1;
+        while i < n && !is_space(bytes[i]) && !matches!(bytes[i], b'/' | b'>' | b'=') {
+            i += 1;
+        }
+        let mut j = i;
+        while j < n && is_space(bytes[j]) {
+            j += 1;
+        }
+        if j < n && bytes[j] == b'=' {
+            j += 1;
+            while j < n && is_space(bytes[j]) {
+                j += 1;
+            }
+            i = match bytes.get(j) {
+                Some(&quote @ (b'"' | b'\'')) => find_byte(bytes, j + 1, quote).map_or(n, |end| end + 1),
+                _ => (j..n).find(|&k| is_space(bytes[k]) || bytes[k] == b'>').unwrap_or(n),
+            };
+        }
+        count += 1;
+        if count > MAX_ATTRIBUTES || i - name > MAX_ATTRIBUTE_BYTES {
+            tag.cut = true;
+        } else {
+            tag.kept.push(gap..i);
+        }
+    }
+}
+
+/// Past the markup at `lt` that is no tag: a comment (to `-->`, `--!>`, or
+/// at once for `<!-->`), a `<!…>` or `<?…>` (to `>`), or a lone `<`.
+fn skip_markup(bytes: &[u8], lt: usize) -> usize {
+    let rest = &bytes[lt..];
+    if rest.starts_with(b"<!--") {
+        let ends = (lt + 2..bytes.len()).find(|&k| bytes[k..].starts_with(b"-->") || bytes[k..].starts_with(b"--!>"));
+        return ends.map_or(bytes.len(), |k| k + if bytes[k..].starts_with(b"-->") { 3 } else { 4 });
+    }
+    if rest.starts_with(b"<!") || rest.starts_with(b"<?") || rest.starts_with(b"</") {
+        return find_byte(bytes, lt + 2, b'>').map_or(bytes.len(), |k| k + 1);
+    }
+    lt + 1
+}
+
+/// Past the content of the element `name` when it is raw text (it ends at
+/// its own end tag; `<plaintext>` never ends), else `at`.
+fn skip_raw_text(bytes: &[u8], at: usize, name: &[u8]) -> usize {
+    let name = name.to_ascii_lowercase();
+    let Ok(name) = std::str::from_utf8(&name) else { return at };
+    if name == "plaintext" {
+        return bytes.len();
+    }
+    if raw_text(name).is_none() {
+        return at;
+    }
+    // As the tokenizer ends it: `</name` and then a space, `/`, `>` or the end.
+    let closes = |k: usize| {
+        let after = k + 2 + name.len();
+        bytes[k..].starts_with(b"</")
+            && bytes.get(k + 2..after).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
+            && bytes.get(after).is_none_or(|&b| is_space(b) || b == b'/' || b == b'>')
+    };
+    (at..bytes.len()).find(|&k| bytes[k] == b'<' && closes(k)).unwrap_or(bytes.len())
 }
 
 /// The tokenizer's sink (it is handed `&self`).
@@ -588,6 +762,11 @@ fn collapse(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The page read with no practical deadline.
+    fn read_page(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
+        extract(bytes, charset, Instant::now() + std::time::Duration::from_secs(3600))
+    }
+
     fn blocks(doc: &Extracted) -> Vec<(BlockKind, &str)> {
         doc.blocks.iter().map(|b| (b.kind.clone(), &doc.plain[b.range.clone()])).collect()
     }
@@ -624,7 +803,7 @@ fn water() {
 
     #[test]
     fn the_main_content_becomes_blocks_and_the_rest_is_left_out() {
-        let doc = extract(PAGE.as_bytes(), None).unwrap();
+        let doc = read_page(PAGE.as_bytes(), None).unwrap();
         assert_eq!(doc.title.as_deref(), Some("The Guide & more"));
         assert_eq!(
             blocks(&doc),
@@ -648,21 +827,21 @@ fn water() {
     #[test]
     fn without_main_the_page_minus_its_furniture_is_kept_and_the_title_is_the_first_h1() {
         let page = "<body><header><p>Brand</p></header><nav>Menu</nav><h2>Intro</h2><h1>Real title</h1><p>Body text.</p><footer>Legal</footer>";
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         assert_eq!(blocks(&doc), [(heading(2, "Intro"), "Intro"), (heading(1, "Real title"), "Real title"), (BlockKind::Paragraph, "Body text.")]);
         assert_eq!(doc.title.as_deref(), Some("Real title"));
         // An article keeps its own header and footer.
         let page = "<header>Site</header><article><header><h1>Post</h1></header><p>Text.</p><footer>By someone</footer></article>";
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         assert_eq!(blocks(&doc), [(heading(1, "Post"), "Post"), (BlockKind::Paragraph, "Text."), (BlockKind::Paragraph, "By someone")]);
         // <main> wins over articles outside it (teasers), articles over the rest of the page.
         let page = "<article><h2>Teaser</h2><p>Other post.</p></article><div role=main><p>The real text.</p><article><p>Inner.</p></article></div>";
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "The real text."), (BlockKind::Paragraph, "Inner.")]);
-        let doc = extract(b"<p>Intro outside.</p><article><p>One.</p></article><article><p>Two.</p></article>", None).unwrap();
+        let doc = read_page(b"<p>Intro outside.</p><article><p>One.</p></article><article><p>Two.</p></article>", None).unwrap();
         assert_eq!(doc.plain, "One.\n\nTwo.");
         // A page that is all furniture (a form around everything) is read whole.
-        let doc = extract(b"<form><p>Only a form's text.</p><script>x()</script></form>", None).unwrap();
+        let doc = read_page(b"<form><p>Only a form's text.</p><script>x()</script></form>", None).unwrap();
         assert_eq!(blocks(&doc), [(BlockKind::Paragraph, "Only a form's text.")]);
     }
 
@@ -671,7 +850,7 @@ fn water() {
         let page =
             "<p>caf&eacute; &lt;tag&gt; &#x1F600; &amp &bogus; <b>bold <i>both</b> italic</i><p>second <div>block</p> tail <li>item</ul></table></td></span>\
                     <p class=x\"y>text after an odd attribute<p>last &";
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         let got = blocks(&doc);
         assert_eq!(got[0], (BlockKind::Paragraph, "café <tag> 😀 & &bogus; bold both italic"));
         assert_eq!(got[1], (BlockKind::Paragraph, "second"));
@@ -680,10 +859,10 @@ fn water() {
         assert_eq!(got[4], (BlockKind::ListItem, "item"));
         assert!(doc.plain.contains("text after an odd attribute") && doc.plain.ends_with("last &"), "{:?}", doc.plain);
         for garbage in ["", "<", "</", "<!--", "<![CDATA[", "<p", "<script>", "<title>unclosed", "</p></div><p>x", "<svg/><p>after svg</p>"] {
-            let doc = extract(garbage.as_bytes(), None).unwrap();
+            let doc = read_page(garbage.as_bytes(), None).unwrap();
             assert!(doc.blocks.iter().all(|b| doc.plain.get(b.range.clone()).is_some()), "{garbage:?}");
         }
-        assert_eq!(extract(b"<svg/><p>after svg</p>", None).unwrap().plain, "after svg");
+        assert_eq!(read_page(b"<svg/><p>after svg</p>", None).unwrap().plain, "after svg");
     }
 
     #[test]
@@ -691,10 +870,10 @@ fn water() {
         let depth = 100_000;
         let page = format!("{}<p>deep text</p><script>{}</script>{}", "<div>".repeat(depth), "x".repeat(10), "</div>".repeat(depth));
         let started = std::time::Instant::now();
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         assert_eq!(doc.plain, "deep text");
         let page = format!("<main>{}</main>", "<div><span>word</span>".repeat(depth));
-        let doc = extract(page.as_bytes(), None).unwrap();
+        let doc = read_page(page.as_bytes(), None).unwrap();
         assert_eq!(doc.blocks.len(), depth);
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     }
@@ -702,15 +881,52 @@ fn water() {
     #[test]
     fn the_charset_comes_from_the_header_the_meta_tag_or_detection() {
         let latin1 = b"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=ISO-8859-1\"></head><p>caf\xe9</p>";
-        assert_eq!(extract(latin1, None).unwrap().plain, "café");
+        assert_eq!(read_page(latin1, None).unwrap().plain, "café");
         let meta = b"<meta charset='windows-1252'><p>na\xefve</p>";
-        assert_eq!(extract(meta, None).unwrap().plain, "naïve");
+        assert_eq!(read_page(meta, None).unwrap().plain, "naïve");
         let (gbk, _, _) = encoding_rs::GBK.encode("<p>中文的页面内容</p>");
-        assert_eq!(extract(&gbk, Some("gbk")).unwrap().plain, "中文的页面内容");
+        assert_eq!(read_page(&gbk, Some("gbk")).unwrap().plain, "中文的页面内容");
         assert_eq!(meta_charset(b"<meta name=x><META Charset = \"UTF-8\">").as_deref(), Some("utf-8"));
-        assert!(extract(b"\x00\x01\x02binary\x00", None).is_err(), "binary content is an error");
+        assert!(read_page(b"\x00\x01\x02binary\x00", None).is_err(), "binary content is an error");
         // The public entry point bounds and titles the document like every format.
         let doc = super::super::extract_html(b"<h2>Only heading</h2><p>x</p>", Some("utf-8")).unwrap();
         assert_eq!(doc.title.as_deref(), Some("Only heading"));
+    }
+
+    /// Issue 41: a tag's attributes beyond the 64th, and any attribute
+    /// over 16 KB, are dropped before tokenising; comments, `<!…>` and the
+    /// content of raw-text elements are passed over, not read as tags.
+    #[test]
+    fn absurd_tags_are_cut_before_tokenising_and_the_rest_is_untouched() {
+        let many: String = (0..200).map(|n| format!(" a{n}=\"v{n}\"")).collect();
+        let kept: String = (0..MAX_ATTRIBUTES).map(|n| format!(" a{n}=\"v{n}\"")).collect();
+        assert_eq!(cut_absurd_tags(&format!("x<p{many}>t</p>")), format!("x<p{kept}>t</p>"));
+        assert_eq!(cut_absurd_tags(&format!("<img{many} />")), format!("<img{kept} />"), "a self-closing end is kept");
+        let long = "d".repeat(MAX_ATTRIBUTE_BYTES + 1);
+        assert_eq!(cut_absurd_tags(&format!("<p role=main src=\"{long}\" hidden>t")), "<p role=main hidden>t");
+        for untouched in [
+            "<p a b=c d='>' e=\"f\">text</p><br/>",
+            "<script>if (a<b c d) { x = \"<p\"; }</script>",
+            "<!-- <p a b c> --><!DOCTYPE html><?xml x?></>",
+            "a < b and c<3, </ p>",
+            "<p unterminated=\"value",
+            "鹦鹉 <p title=\"鹦鹉\">鹦鹉</p>",
+        ] {
+            assert!(matches!(cut_absurd_tags(untouched), Cow::Borrowed(_)), "{untouched}");
+        }
+        // The content of a raw-text element or a comment is no tag; what follows is read again.
+        let hidden = format!("<script>var s = \"<p{many}>\";</script><!--> <p{many}>");
+        assert_eq!(cut_absurd_tags(&hidden), format!("<script>var s = \"<p{many}>\";</script><!--> <p{kept}>"));
+        let doc = read_page(format!("<main><p{many}>Kept text.</p></main>").as_bytes(), None).unwrap();
+        assert_eq!(doc.plain, "Kept text.");
+    }
+
+    /// Issue 41: past its deadline a page's reading stops with an error, on
+    /// whatever thread it runs (no thread is left running it).
+    #[test]
+    fn reading_stops_at_the_deadline() {
+        let page = "<p>text</p>".repeat(100_000);
+        let err = extract(page.as_bytes(), None, Instant::now()).unwrap_err();
+        assert!(err.starts_with("timed out"), "{err}");
     }
 }

@@ -213,7 +213,7 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
         DocKind::Image => picture(bytes, context)?,
         DocKind::Spreadsheet => sheet::extract(bytes)?,
         DocKind::Csv => delimited::extract(bytes)?,
-        DocKind::Html => html::extract(bytes, None)?,
+        DocKind::Html => html::extract(bytes, None, context.deadline)?,
     };
     Ok(finish(doc, kind))
 }
@@ -222,13 +222,16 @@ pub fn extract_with(kind: DocKind, bytes: &[u8], context: &ExtractContext) -> Re
 /// a file's bytes or a fetched page's; `charset` is the one its
 /// `Content-Type` header names, if any.
 pub fn extract_html(bytes: &[u8], charset: Option<&str>) -> Result<Extracted, String> {
-    Ok(finish(html::extract(bytes, charset)?, DocKind::Html))
+    Ok(finish(html::extract(bytes, charset, ExtractContext::default().deadline)?, DocKind::Html))
 }
 
 /// The mark that heads a page kept from `url` (read back as its `source`).
 pub fn saved_from_mark(url: &str) -> String {
     html::saved_from_mark(url)
 }
+
+/// The line that begins every page Kea keeps, before its `saved from` mark.
+pub const KEPT_BY_KEA: &str = html::KEPT_BY_KEA;
 
 /// An HTML page's text, decoded as [`extract_html`] decodes it.
 pub fn decode_html(bytes: &[u8], charset: Option<&str>) -> Result<String, String> {

@@ -4,6 +4,13 @@
 //! id, languages, dimension, pooling and query/passage prefixes (the
 //! `kea-model.json` manifest written on install) and embedding cost. Hub repositories and file names for the ONNX
 //! models come from fastembed's own model lists.
+//!
+//! A download is pinned by its entry where the hub's listing is known: the
+//! source's `revision` a commit, each file's `sha256`; the download then
+//! takes nothing else ([`super::manager`]). None of the entries below is
+//! pinned yet (this catalog was written without access to the hub's
+//! listings, and no hash is ever guessed): until then an install records
+//! the commit and hashes it got, and a repair must match them.
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -421,6 +428,20 @@ mod tests {
             assert_eq!(e.manifest["id"], e.id.as_str(), "manifest id of {}", e.id);
             for required in &e.requires {
                 assert!(find(required).is_some(), "{} requires unknown {required}", e.id);
+            }
+        }
+    }
+
+    /// A pin is a full commit and 64 lowercase hex digits, never a guess.
+    #[test]
+    fn pins_are_well_formed() {
+        for entry in catalog() {
+            let Some(hub) = entry.hub else { continue };
+            let pinned = hub.files.iter().any(|f| f.sha256.is_some());
+            let commit = hub.revision.len() == 40 && hub.revision.bytes().all(|b| b.is_ascii_hexdigit());
+            assert!(!pinned || commit, "{}: a pinned file comes from a commit, not {}", entry.id, hub.revision);
+            for sha in hub.files.iter().filter_map(|f| f.sha256.as_deref()) {
+                assert!(sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{}: {sha}", entry.id);
             }
         }
     }

@@ -4,6 +4,9 @@
 //! sha256 of large files, or the git blob sha1 `ETag` of small ones); the
 //! GET resumes a `.part` file with a `Range` request after a cut connection
 //! or an earlier cancelled run; every file is verified before it is used.
+//! Redirects are followed by hand, and every hop must be `https://` or this
+//! machine's loopback ([`check_url`]); the bytes received are capped
+//! ([`RemoteFile::max_bytes`]), whatever the headers claim.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -27,12 +30,33 @@ pub fn endpoint(configured: Option<&str>) -> String {
 /// Refuses an endpoint that would send model files in the clear: a mirror
 /// is `https://`, or on this machine's loopback (tests, a local mirror).
 pub fn check_endpoint(endpoint: &str) -> Result<()> {
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
-    let host_ends = |rest: &str| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/');
-    if endpoint.starts_with("https://") || loopback.iter().any(|l| endpoint.strip_prefix(l).is_some_and(host_ends)) {
+    if is_safe_url(endpoint) {
         return Ok(());
     }
     Err(Error::InvalidInput(format!("model downloads need an https:// endpoint (or one on this machine's loopback), not {endpoint}")))
+}
+
+/// Refuses a redirect to an address [`check_endpoint`] would refuse: a
+/// hop to plain `http://` on another host is never followed.
+pub fn check_url(url: &str) -> Result<()> {
+    if is_safe_url(url) {
+        return Ok(());
+    }
+    Err(download_error(url, "a redirect left https:// (or this machine's loopback); the download was stopped and nothing installed"))
+}
+
+/// The scheme `url` begins with (`https` of `https://…`), if any.
+fn scheme(url: &str) -> Option<&str> {
+    let (scheme, _) = url.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic()) && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+    valid.then_some(scheme)
+}
+
+/// `https://`, or `http://` to 127.0.0.1, localhost or [::1] (exactly those hosts).
+fn is_safe_url(url: &str) -> bool {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
+    let host_ends = |rest: &str| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/');
+    url.starts_with("https://") || loopback.iter().any(|l| url.strip_prefix(l).is_some_and(host_ends))
 }
 
 /// How a downloaded file is checked.
@@ -52,6 +76,20 @@ pub struct RemoteFile {
     pub checksum: Option<Checksum>,
     /// The repository commit the hub resolved the revision to.
     pub commit: Option<String>,
+    /// The most bytes the file may have, whatever `size` or the body's own
+    /// length say (the catalog's size of the model, see `ModelManager`).
+    pub max_bytes: Option<u64>,
+}
+
+impl RemoteFile {
+    /// The length past which received bytes are not this file: the
+    /// announced size, and never more than [`RemoteFile::max_bytes`].
+    fn limit(&self) -> Option<u64> {
+        match (self.size, self.max_bytes) {
+            (Some(size), Some(max)) => Some(size.min(max)),
+            (size, max) => size.or(max),
+        }
+    }
 }
 
 /// Bytes received so far, for a progress bar: across every file of a
@@ -110,21 +148,27 @@ fn parse_etag(raw: &str) -> Option<Checksum> {
 
 impl HubClient {
     pub fn new(endpoint: String) -> HubClient {
-        HubClient { endpoint, head: agent(0), get: agent(5), retries: 4 }
+        HubClient { endpoint, head: agent(0), get: agent(0), retries: 4 }
     }
 
     pub fn file_url(&self, repo: &str, revision: &str, path: &str) -> String {
         format!("{}/{repo}/resolve/{revision}/{path}", self.endpoint)
     }
 
-    /// An absolute URL for a `Location` header (the hub sends relative ones).
-    fn absolute(&self, location: &str) -> String {
-        if location.starts_with("http://") || location.starts_with("https://") {
-            return location.to_string();
-        }
-        let origin_end = self.endpoint.find("://").map(|i| i + 3).and_then(|s| self.endpoint[s..].find('/').map(|i| s + i));
-        let origin = origin_end.map_or(self.endpoint.as_str(), |end| &self.endpoint[..end]);
-        format!("{origin}/{}", location.trim_start_matches('/'))
+    /// An absolute URL for a `Location` header met at `base` (the hub
+    /// sends relative ones), refused unless it passes [`check_url`].
+    fn redirect(base: &str, location: &str) -> Result<String> {
+        let next = if scheme(location).is_some() {
+            location.to_string()
+        } else if location.starts_with("//") {
+            format!("{}:{location}", scheme(base).unwrap_or("https"))
+        } else {
+            let origin_end = base.find("://").map(|i| i + 3).and_then(|s| base[s..].find('/').map(|i| s + i));
+            let origin = origin_end.map_or(base, |end| &base[..end]);
+            format!("{origin}/{}", location.trim_start_matches('/'))
+        };
+        check_url(&next)?;
+        Ok(next)
     }
 
     /// Size, checksum and download URL of one file (redirects followed by hand
@@ -139,13 +183,13 @@ impl HubClient {
             let size = header(&response, "x-linked-size").or_else(|| header(&response, "content-length")).and_then(|s| s.parse().ok());
             let commit = header(&response, "x-repo-commit");
             match status {
-                200 => return Ok(RemoteFile { url, size, checksum, commit }),
+                200 => return Ok(RemoteFile { url, size, checksum, commit, max_bytes: None }),
                 301..=308 => {
                     let location = header(&response, "location").ok_or_else(|| download_error(&url, "redirect without a location"))?;
-                    let next = self.absolute(&location);
+                    let next = Self::redirect(&url, &location)?;
                     if linked.is_some() {
                         // A large file: the hub's headers describe it, the CDN serves it.
-                        return Ok(RemoteFile { url: next, size, checksum, commit });
+                        return Ok(RemoteFile { url: next, size, checksum, commit, max_bytes: None });
                     }
                     url = next;
                 }
@@ -162,7 +206,7 @@ impl HubClient {
     pub fn fetch(&self, remote: &RemoteFile, dest: &Path, cancel: &CancelToken, on_bytes: &mut dyn FnMut(u64)) -> Result<()> {
         let part = part_path(dest);
         let mut attempt = 0;
-        let too_long = || remote.size.is_some_and(|size| std::fs::metadata(&part).is_ok_and(|m| m.len() > size));
+        let too_long = || remote.limit().is_some_and(|limit| std::fs::metadata(&part).is_ok_and(|m| m.len() > limit));
         loop {
             match self.fetch_once(remote, &part, cancel, on_bytes) {
                 Ok(()) => break,
@@ -190,18 +234,14 @@ impl HubClient {
             return Ok(());
         }
         // A part longer than the file is not resumed but started over.
-        let have = if remote.size.is_some_and(|size| have > size) { 0 } else { have };
-        let mut request = self.get.get(&remote.url);
-        if have > 0 {
-            request = request.header("Range", &format!("bytes={have}-"));
-        }
-        let mut response = request.call().map_err(|e| download_error(&remote.url, e))?;
+        let have = if remote.limit().is_some_and(|limit| have > limit) { 0 } else { have };
+        let (mut response, url) = self.get_following(&remote.url, have)?;
         let append = match response.status().as_u16() {
             206 => true,
             200 => false,
-            404 => return Err(Error::NotFound(remote.url.clone())),
+            404 => return Err(Error::NotFound(url)),
             416 => false,
-            status => return Err(download_error(&remote.url, format!("HTTP {status}"))),
+            status => return Err(download_error(&url, format!("HTTP {status}"))),
         };
         let io = |e| Error::io(format!("writing {}", part.display()), e);
         let mut file = std::fs::OpenOptions::new().create(true).append(append).write(true).truncate(!append).open(part).map_err(io)?;
@@ -213,25 +253,54 @@ impl HubClient {
             if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            let n = reader.read(&mut buffer).map_err(|e| download_error(&remote.url, format!("connection broke off after {received} bytes: {e}")))?;
+            let n = reader.read(&mut buffer).map_err(|e| download_error(&url, format!("connection broke off after {received} bytes: {e}")))?;
             if n == 0 {
                 break;
             }
             file.write_all(&buffer[..n]).map_err(io)?;
             received += n as u64;
-            if let Some(size) = remote.size.filter(|&size| received > size) {
-                return Err(download_error(
-                    &remote.url,
-                    format!("the body runs past the {size} bytes announced; the file was discarded and nothing installed"),
-                ));
+            if let Some(limit) = remote.limit().filter(|&limit| received > limit) {
+                return Err(download_error(&url, overlong(remote, limit)));
             }
             on_bytes(received);
         }
         file.sync_all().map_err(io)?;
         match remote.size {
-            Some(size) if received < size => Err(download_error(&remote.url, format!("connection closed after {received} of {size} bytes"))),
+            Some(size) if received < size => Err(download_error(&url, format!("connection closed after {received} of {size} bytes"))),
             _ => Ok(()),
         }
+    }
+
+    /// GETs `url` (from byte `from`), following redirects by hand: each
+    /// hop must pass [`check_url`]. Returns the response and where it came from.
+    fn get_following(&self, url: &str, from: u64) -> Result<(ureq::http::Response<ureq::Body>, String)> {
+        let mut url = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            check_url(&url)?;
+            let mut request = self.get.get(&url);
+            if from > 0 {
+                request = request.header("Range", &format!("bytes={from}-"));
+            }
+            let response = request.call().map_err(|e| download_error(&url, e))?;
+            if !(301..=308).contains(&response.status().as_u16()) {
+                return Ok((response, url));
+            }
+            let location = header(&response, "location").ok_or_else(|| download_error(&url, "redirect without a location"))?;
+            url = Self::redirect(&url, &location)?;
+        }
+        Err(download_error(&url, "too many redirects"))
+    }
+}
+
+/// Redirects a download follows at most.
+const MAX_REDIRECTS: usize = 5;
+
+/// Why a body past `limit` bytes was refused.
+fn overlong(remote: &RemoteFile, limit: u64) -> String {
+    if remote.size == Some(limit) {
+        format!("the body runs past the {limit} bytes announced; the file was discarded and nothing installed")
+    } else {
+        format!("the body runs past {limit} bytes, more than the catalog allows for this model; the file was discarded and nothing installed")
     }
 }
 
@@ -325,9 +394,28 @@ mod tests {
     }
 
     #[test]
-    fn relative_redirects_resolve_against_the_endpoint_origin() {
-        let client = HubClient::new("http://127.0.0.1:9/mirror".into());
-        assert_eq!(client.absolute("/cdn/x"), "http://127.0.0.1:9/cdn/x");
-        assert_eq!(client.absolute("https://cdn.example/x"), "https://cdn.example/x");
+    fn relative_redirects_resolve_against_the_origin_and_every_hop_is_checked() {
+        assert_eq!(HubClient::redirect("http://127.0.0.1:9/mirror/a", "/cdn/x").unwrap(), "http://127.0.0.1:9/cdn/x");
+        assert_eq!(HubClient::redirect("http://127.0.0.1:9/a", "https://cdn.example/x").unwrap(), "https://cdn.example/x");
+        assert_eq!(HubClient::redirect("https://cdn.example/a/b", "/c").unwrap(), "https://cdn.example/c");
+        assert_eq!(HubClient::redirect("https://hub.example/a", "//cdn.example/c").unwrap(), "https://cdn.example/c");
+        // Issue 41: a hop to plain http on another host was followed and installed.
+        for refused in
+            ["http://cdn.example/x", "http://127.0.0.2:9/x", "http://localhost.evil.net/x", "ftp://cdn.example/x", "HTTP://cdn.example/x", "file:///etc/passwd"]
+        {
+            let err = HubClient::redirect("https://huggingface.co/a", refused).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::Download, "{refused}");
+            assert!(err.to_string().contains("redirect left https://"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_limit_is_the_announced_size_capped_by_the_catalog() {
+        let remote = |size, max_bytes| RemoteFile { url: String::new(), size, checksum: None, commit: None, max_bytes };
+        assert_eq!(remote(Some(10), None).limit(), Some(10));
+        assert_eq!(remote(Some(50 << 30), Some(100)).limit(), Some(100), "a HEAD claiming 50 GB does not raise the cap");
+        assert_eq!(remote(None, Some(100)).limit(), Some(100));
+        assert_eq!(remote(Some(10), Some(100)).limit(), Some(10));
+        assert_eq!(remote(None, None).limit(), None);
     }
 }
