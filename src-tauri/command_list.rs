@@ -45,5 +45,6 @@ pub const COMMANDS: &[&str] = &[
     "pause_indexing",
     "resume_indexing",
     "export_collection",
+    "inspect_collection_file",
     "import_collection",
 ];

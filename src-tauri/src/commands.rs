@@ -15,9 +15,9 @@ use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::dto::{
-    AnswerDto, CollectionDto, CollectionSettingsDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto, ImportProgressDto,
-    LlmInfoDto, McpConfigDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto, SettingsDto, StatusDto,
-    StreamDto, WebPageDto,
+    AnswerDto, CollectionDto, CollectionFileDto, CollectionSettingsDto, ConversationDto, DownloadDto, ErrorDto, EvalDto, IdentificationDto, ImportDto,
+    ImportProgressDto, LlmInfoDto, McpConfigDto, MessageDto, ModelDto, ModelRoleDto, PassageDto, PickDto, PlanDto, ReembedCostDto, RemoteEmbedderDto,
+    SettingsDto, StatusDto, StreamDto, WebPageDto,
 };
 use crate::{apply_model_choice, progress_sink, select_llm, AppState};
 use kea_engine::{CancelToken, Engine, ErrorKind};
@@ -69,6 +69,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         pause_indexing,
         resume_indexing,
         export_collection,
+        inspect_collection_file,
         import_collection
     ]
 }
@@ -525,13 +526,25 @@ async fn export_collection(app: AppHandle, name: String, with_files: bool) -> Re
     .await
 }
 
-/// Imports a `.keakb` file the person picks; the new collection's name, or `null` if cancelled.
+/// Opens the file dialog for a `.keakb` file and describes the one the
+/// person picks (recorded as chosen), or `null` if cancelled: the webview
+/// shows it, and a remote embedder's address to confirm, before importing.
 #[tauri::command]
-async fn import_collection(app: AppHandle) -> Result<Option<String>, ErrorDto> {
+async fn inspect_collection_file(app: AppHandle) -> Result<Option<CollectionFileDto>, ErrorDto> {
     blocking(move || {
         let Some(file) = app.dialog().file().add_filter("Kea collection", &[kea_engine::keakb::EXTENSION]).blocking_pick_file() else { return Ok(None) };
         let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
-        crate::import_collection(&app, &path).map(Some)
+        app.state::<AppState>().grants.grant([path.clone()]);
+        Ok(Some(CollectionFileDto::new(&path, kea_engine::keakb::inspect(&path)?)))
     })
     .await
+}
+
+/// Imports the `.keakb` file the person picked (`inspect_collection_file`),
+/// with the remote embedder address they confirmed, if it names one; the
+/// new collection's name.
+#[tauri::command]
+async fn import_collection(app: AppHandle, state: State<'_, AppState>, file: String, trust_embedder: Option<String>) -> Result<String, ErrorDto> {
+    let path = state.chosen(&file)?;
+    blocking(move || crate::import_collection(&app, &path, trust_embedder.as_deref())).await
 }

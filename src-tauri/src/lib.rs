@@ -400,17 +400,21 @@ fn select_collection(app: &AppHandle, name: &str) -> Result<(), ErrorDto> {
     Ok(())
 }
 
-/// `base`, then `base (2)`, `base (3)`… : the first that `free` accepts.
-fn first_free<T>(base: &str, free: impl Fn(&str) -> Option<T>) -> T {
-    (1..).find_map(|n| free(&if n == 1 { base.to_string() } else { format!("{base} ({n})") })).expect("a free name")
+/// How many names `first_free` tries.
+const MAX_NAME_TRIES: usize = 1000;
+
+/// `base`, then `base (2)`, `base (3)`… : the first that `free` accepts,
+/// within [`MAX_NAME_TRIES`] (a name `free` can never accept ends there too).
+fn first_free<T>(base: &str, free: impl Fn(&str) -> Option<T>) -> Result<T, ErrorDto> {
+    (1..=MAX_NAME_TRIES).find_map(|n| free(&if n == 1 { base.to_string() } else { format!("{base} ({n})") })).ok_or_else(|| {
+        ErrorDto::new(ErrorKind::InvalidInput, format!("no free name like {base:?} after {MAX_NAME_TRIES} tries: rename a collection and try again"))
+    })
 }
 
-/// A folder named after the collection `name`, not there yet, beside the
-/// default collection's knowledge folder (else in the data folder).
-fn free_folder_beside(knowledge: &std::path::Path, data_dir: &std::path::Path, name: &str) -> PathBuf {
-    let base: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '-' } else { c }).collect();
-    let parent = knowledge.parent().unwrap_or(data_dir);
-    first_free(&base, |n| Some(parent.join(n)).filter(|p| !p.exists()))
+/// Where new collections' folders go: beside the default collection's
+/// knowledge folder (else in the data folder).
+fn folders_parent<'a>(knowledge: &'a std::path::Path, data_dir: &'a std::path::Path) -> &'a std::path::Path {
+    knowledge.parent().unwrap_or(data_dir)
 }
 
 /// Creates a collection over the folder the person chose, or a new folder
@@ -423,7 +427,7 @@ fn create_collection(app: &AppHandle, name: &str, folder: Option<PathBuf>) -> Re
     let folder = match folder {
         Some(folder) => folder,
         None => {
-            let free = free_folder_beside(&knowledge, &data_dir, &name);
+            let free = kea_engine::collections::new_folder_for(folders_parent(&knowledge, &data_dir), &name)?;
             std::fs::create_dir_all(&free).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", free.display())))?;
             free
         }
@@ -443,17 +447,18 @@ fn export_collection(app: &AppHandle, name: &str, file: &std::path::Path, with_f
 }
 
 /// Adds the collection in `file` (checked before anything is written; its
-/// documents, if any, go to a new folder beside the default collection's)
+/// documents, if any, go to a new folder beside the default collection's;
+/// a remote embedder it names only with the address the person confirmed)
 /// and opens it in the background; its name.
-fn import_collection(app: &AppHandle, file: &std::path::Path) -> Result<String, ErrorDto> {
+fn import_collection(app: &AppHandle, file: &std::path::Path, trust_embedder: Option<&str>) -> Result<String, ErrorDto> {
     let state = app.state::<AppState>();
     let (knowledge, data_dir) = state.dirs()?;
     let mut library = state.library()?;
-    let name = first_free(&kea_engine::keakb::archive_name(file)?, |n| library.check_new_name(n).ok());
-    let folder = free_folder_beside(&knowledge, &data_dir, &name);
+    let name = first_free(&kea_engine::keakb::inspect(file)?.name, |n| library.check_new_name(n).ok())?;
     let paths = state.engine_config()?.model_paths;
-    let imported =
-        kea_engine::keakb::import(&mut library, file, &kea_engine::keakb::ImportTarget { name: Some(&name), folder: Some(&folder), model_paths: &paths })?;
+    let folder = kea_engine::keakb::DocumentsFolder::Inside(folders_parent(&knowledge, &data_dir));
+    let target = kea_engine::keakb::ImportTarget { name: Some(&name), folder, model_paths: &paths, trust_embedder };
+    let imported = kea_engine::keakb::import(&mut library, file, &target)?;
     start_background(app.clone());
     Ok(imported.name)
 }
@@ -566,5 +571,18 @@ mod capability_tests {
         let start = source.find("generate_handler![").expect("the handler list") + "generate_handler![".len();
         let registered: Vec<&str> = source[start..source[start..].find(']').unwrap() + start].split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
         assert_eq!(registered, COMMANDS, "command_list.rs and the registered commands differ");
+    }
+}
+
+#[cfg(test)]
+mod naming_tests {
+    /// A name nothing accepts (one `check_new_name` refuses) ends with an
+    /// error instead of looping for ever.
+    #[test]
+    fn first_free_gives_up_on_a_name_nothing_accepts() {
+        let never = super::first_free("all", |_| None::<String>);
+        assert_eq!(never.unwrap_err().kind, kea_engine::ErrorKind::InvalidInput.code());
+        let taken = ["Notes", "Notes (2)"];
+        assert_eq!(super::first_free("Notes", |n| (!taken.contains(&n)).then(|| n.to_string())).unwrap(), "Notes (3)");
     }
 }

@@ -3,8 +3,9 @@
 //! folder, each answering its own questions and not the other's, a
 //! question across both citing both; a data folder made before collections
 //! opening as the default collection with nothing re-embedded; several
-//! folders in one collection; removing never touching the user's files;
-//! hostile names, folders and registries refused.
+//! folders in one collection; removing never touching the user's files
+//! (and taking its embedder key with it); hostile names, folders and
+//! registries refused.
 
 use std::path::Path;
 
@@ -212,4 +213,23 @@ fn hostile_names_folders_and_registries_are_refused_with_nothing_written() {
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("damaged"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(outside.join("keep.txt").is_file());
     assert!(sandbox.run(&["status", "--json"]).status.success(), "the default collection opens despite the damaged registry");
+}
+
+/// Regression (issue 41): `kb remove` left the collection's embedder key in
+/// `secrets.json`.
+#[test]
+fn removing_a_collection_removes_its_embedder_key() {
+    let sandbox = Sandbox::empty();
+    let folder = sandbox.data.with_file_name("remote notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    let in_file = |args: &[&str]| {
+        let out = sandbox.command(args).env("KEA_SECRETS", "file").output().unwrap();
+        assert!(out.status.success(), "kea {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let remote = ["--embed-url", "http://127.0.0.1:9/v1", "--embed-model", "m", "--embed-api-key", "sk-collection-key"];
+    in_file(&[&remote[..], &["kb", "create", "Remote", "--folder", folder.to_str().unwrap()]].concat());
+    let secrets = sandbox.data.join("secrets.json");
+    assert!(std::fs::read_to_string(&secrets).unwrap().contains("sk-collection-key"));
+    in_file(&["kb", "remove", "Remote"]);
+    assert!(std::fs::read_to_string(&secrets).map_or(true, |text| !text.contains("sk-collection-key")), "the key went with the collection");
 }

@@ -3,7 +3,10 @@
 //! question and the same citations; without its documents it is searched
 //! as it is and never synced away; a truncated archive, a path-traversal
 //! entry, a 10 GB-declared entry and a damaged entry are each refused with
-//! nothing written.
+//! nothing written. Real exports rewritten as an attacker would (issue 41):
+//! a name that leaves Documents, a store with triggers, hidden tables or
+//! short vectors, a remote embedder on a private address, a zip bomb, the
+//! most entries allowed.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -176,4 +179,219 @@ fn a_truncated_hostile_or_damaged_archive_is_refused_with_nothing_written() {
     }
     let fine = sandbox.json(&["kb", "import", good.to_str().unwrap(), "--folder", sandbox.data.with_file_name("fine").to_str().unwrap(), "--json"]);
     assert_eq!(fine["documents"], 1, "the good archive imports: {fine}");
+}
+
+/// A one-note collection exported by a real `kea kb export --with-files`,
+/// from a sandbox whose default collection is indexed.
+fn exported_note(sandbox: &Sandbox) -> std::path::PathBuf {
+    std::fs::write(sandbox.path("note.md"), "# Note\n\nA short note about perches and the wood they are made of.\n").unwrap();
+    sandbox.index();
+    let file = sandbox.data.with_file_name("note.keakb");
+    sandbox.json(&["kb", "export", "default", file.to_str().unwrap(), "--with-files", "--json"]);
+    file
+}
+
+/// `good` rewritten: its manifest through `manifest`, its store through
+/// `store` (an SQLite connection to a copy), `extra` entries added; every
+/// entry's size and BLAKE3 in the manifest recomputed, so only what was
+/// changed on purpose differs from a real export.
+fn rewritten(good: &Path, manifest: impl Fn(&mut Value), store: impl Fn(&rusqlite::Connection), extra: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(good).unwrap()).unwrap();
+    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).unwrap();
+        entries.push((entry.name().to_string(), bytes));
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let db = scratch.path().join("store.sqlite3");
+    for (name, bytes) in &mut entries {
+        if name == "index/kea.sqlite3" {
+            std::fs::write(&db, &bytes).unwrap();
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            store(&conn);
+            drop(conn);
+            *bytes = std::fs::read(&db).unwrap();
+        }
+    }
+    entries.extend(extra.iter().map(|(name, bytes)| (name.to_string(), bytes.clone())));
+    let (manifest_at, _) = entries.iter().enumerate().find(|(_, (name, _))| name == "manifest.json").unwrap();
+    let mut json: Value = serde_json::from_slice(&entries[manifest_at].1).unwrap();
+    json["entries"] = entries
+        .iter()
+        .filter(|(name, _)| name != "manifest.json")
+        .map(|(name, bytes)| serde_json::json!({"name": name, "bytes": bytes.len(), "blake3": blake3::hash(bytes).to_hex().to_string()}))
+        .collect();
+    manifest(&mut json);
+    entries[manifest_at].1 = serde_json::to_vec(&json).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in entries {
+        out.start_file(name, options).unwrap();
+        out.write_all(&bytes).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+/// `kea` in `sandbox` with `home` as the home folder (so Documents is inside it).
+fn run_at_home(sandbox: &Sandbox, home: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = sandbox.command(args);
+    command.env("HOME", home).env("XDG_CONFIG_HOME", home.join(".config")).env_remove("XDG_DOCUMENTS_DIR");
+    command.output().unwrap()
+}
+
+/// Regression (issue 41): the manifest's name became `Documents/<name>`
+/// unchecked, so `../x` or an absolute name wrote the documents anywhere.
+#[test]
+fn an_archive_name_never_takes_its_documents_out_of_the_documents_folder() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    let home = sandbox.data.with_file_name("home");
+    let documents = home.join("Documents");
+    std::fs::create_dir_all(&documents).unwrap();
+    let absolute = sandbox.data.with_file_name("absolute-target");
+    for (i, name) in ["../escaped", absolute.to_str().unwrap(), "..", "."].into_iter().enumerate() {
+        let file = sandbox.data.with_file_name(format!("named-{i}.keakb"));
+        std::fs::write(&file, rewritten(&good, |m| m["name"] = name.into(), |_| {}, &[])).unwrap();
+        let out = run_at_home(&sandbox, &home, &["kb", "import", file.to_str().unwrap(), "--json"]);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let imported: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let folder = Path::new(imported["folder"].as_str().unwrap());
+        assert_eq!(folder.parent(), Some(documents.as_path()), "{name}: the documents stay directly inside Documents");
+        assert!(folder.join("note.md").is_file(), "{name}");
+    }
+    assert!(!home.join("escaped").exists() && !absolute.exists(), "nothing written outside Documents");
+    // A name no collection may take is refused, with nothing written.
+    let file = sandbox.data.with_file_name("bad-name.keakb");
+    std::fs::write(&file, rewritten(&good, |m| m["name"] = "bell\u{7}".into(), |_| {}, &[])).unwrap();
+    let out = run_at_home(&sandbox, &home, &["kb", "import", file.to_str().unwrap()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("collection name"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Regression (issue 41): the archive's SQLite file was opened as Kea's own
+/// store, so its triggers ran and its hidden tables survived into the
+/// collection and a later export.
+#[test]
+fn an_archive_store_with_triggers_hidden_tables_or_bad_vectors_is_refused() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    let trigger = "CREATE TABLE hidden(x TEXT); \
+                   CREATE TRIGGER spy_insert AFTER INSERT ON meta BEGIN INSERT INTO hidden VALUES ('ran'); END; \
+                   CREATE TRIGGER spy_update AFTER UPDATE ON meta BEGIN INSERT INTO hidden VALUES ('ran'); END;";
+    let cases: [(&str, &str, &str); 4] = [
+        ("trigger", trigger, "Kea does not make"),
+        ("hidden", "CREATE TABLE hidden(x TEXT); INSERT INTO hidden VALUES ('copied chats');", "Kea does not make"),
+        ("view", "CREATE VIEW everything AS SELECT * FROM chunks;", "Kea does not make"),
+        ("vectors", "UPDATE chunks SET embedding = zeroblob(8);", "not 384 numbers"),
+    ];
+    for (what, sql, message) in cases {
+        let file = sandbox.data.with_file_name(format!("{what}.keakb"));
+        std::fs::write(&file, rewritten(&good, |_| {}, |conn| conn.execute_batch(sql).unwrap(), &[])).unwrap();
+        let out = sandbox.run(&["kb", "import", file.to_str().unwrap(), "--name", what, "--folder", sandbox.data.with_file_name(what).to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{what}: {stderr}");
+        assert!(!sandbox.data.with_file_name(what).exists(), "{what}: no documents folder");
+        let left: Vec<_> = std::fs::read_dir(sandbox.data.join("collections")).map(|d| d.flatten().collect()).unwrap_or_default();
+        assert!(left.is_empty(), "{what}: nothing left behind: {left:?}");
+    }
+    // A real archive's store is copied into one Kea makes: re-exported, it has exactly Kea's tables.
+    let folder = sandbox.data.with_file_name("copy");
+    sandbox.json(&["kb", "import", good.to_str().unwrap(), "--name", "Copy", "--folder", folder.to_str().unwrap(), "--json"]);
+    assert_eq!(sandbox.json(&["--kb", "Copy", "search", "perches", "--top-k", "1", "--json"])[0]["source"], "note.md");
+    let again = sandbox.data.with_file_name("again.keakb");
+    sandbox.json(&["kb", "export", "Copy", again.to_str().unwrap(), "--json"]);
+    let tables = |archive: &Path| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(archive).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        zip.by_name("index/kea.sqlite3").unwrap().read_to_end(&mut bytes).unwrap();
+        std::fs::write(dir.path().join("s"), bytes).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("s")).unwrap();
+        let mut names: Vec<String> =
+            conn.prepare("SELECT type || ' ' || name FROM sqlite_schema").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(tables(&again), tables(&good));
+}
+
+/// Regression (issue 41): an archive's remote embedder received every
+/// question, with no confirmation and no address check, and its failure
+/// failed a search of every collection.
+#[test]
+fn an_archive_remote_embedder_needs_its_address_confirmed_and_reaches_only_public_addresses() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    let spy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    spy.set_nonblocking(true).unwrap();
+    let url = format!("http://127.0.0.1:{}/v1", spy.local_addr().unwrap().port());
+    // As a collection embedded by a remote server exports: its settings name
+    // the server, its index records the server's model.
+    let remote = serde_json::json!({"base_url": url, "model": "spy", "api": "openai"});
+    let manifest = |m: &mut Value| {
+        m["settings"]["remote_embedder"] = remote.clone();
+        m["embedder"] = "remote:spy".into();
+    };
+    let store = |conn: &rusqlite::Connection| conn.execute_batch("UPDATE meta SET value = 'remote:spy' WHERE key = 'model_id'").unwrap();
+    let file = sandbox.data.with_file_name("remote.keakb");
+    std::fs::write(&file, rewritten(&good, manifest, store, &[])).unwrap();
+    let import = |extra: &[&str]| {
+        let folder = sandbox.data.with_file_name("remote documents");
+        let mut args = vec!["kb", "import", file.to_str().unwrap(), "--name", "Remote", "--folder", folder.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        sandbox.run(&args)
+    };
+    let refused = import(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains(&url) && stderr.contains("--trust-embedder"), "{stderr}");
+    let wrong = format!("{url}/other");
+    assert!(!import(&["--trust-embedder", &wrong]).status.success(), "only the archive's own address, in full");
+    assert!(!sandbox.data.join("collections.json").exists(), "nothing registered");
+
+    let trusted = import(&["--trust-embedder", &url]);
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+    let search = sandbox.run(&["--kb", "Remote", "search", "perches"]);
+    let stderr = String::from_utf8_lossy(&search.stderr);
+    assert!(!search.status.success() && stderr.contains("private network"), "an imported embedder reaches only public addresses: {stderr}");
+    assert_eq!(spy.accept().map(drop).unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "no connection reached the loopback address");
+
+    // Searching every collection skips the one whose embedder fails, and says so.
+    let all = sandbox.json(&["--kb", "all", "search", "perches", "--trace", "--json"]);
+    assert_eq!(all["hits"][0]["source"], "note.md", "{all}");
+    let notes = all["trace"]["fallbacks"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with("Remote: skipped")), "{notes:?}");
+}
+
+/// Issue 41: a large entry compressed far beyond any real document is
+/// refused before anything is unpacked.
+#[test]
+fn an_archive_entry_compressed_like_a_zip_bomb_is_refused() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    let file = sandbox.data.with_file_name("bomb.keakb");
+    std::fs::write(&file, rewritten(&good, |_| {}, |_| {}, &[("files/zeros.md", vec![b'0'; 4 << 20])])).unwrap();
+    let folder = sandbox.data.with_file_name("bomb documents");
+    let out = sandbox.run(&["kb", "import", file.to_str().unwrap(), "--name", "Bomb", "--folder", folder.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("compressed over 200 to 1"), "{stderr}");
+    assert!(!folder.exists());
+}
+
+/// Issue 41: the repeated-name check is linear (it was quadratic: an
+/// archive with the most entries allowed, 200,000, took about a minute
+/// before its first refusal; no timing is asserted, the run shows it).
+#[test]
+fn an_archive_with_the_most_entries_allowed_is_checked_at_once() {
+    let sandbox = Sandbox::empty();
+    let file = sandbox.data.with_file_name("many.keakb");
+    let mut out = zip::ZipWriter::new(std::io::BufWriter::new(std::fs::File::create(&file).unwrap()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..200_000 {
+        out.start_file(format!("files/{i}.md"), options).unwrap();
+    }
+    out.finish().unwrap();
+    let run = sandbox.run(&["kb", "import", file.to_str().unwrap(), "--folder", sandbox.data.with_file_name("many").to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && stderr.contains("it has no manifest"), "{stderr}");
 }

@@ -5,6 +5,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AnswerDto,
   CollectionDto,
+  CollectionFileDto,
   CollectionSettingsDto,
   ConversationDto,
   DownloadDto,
@@ -104,6 +105,8 @@ export const api = {
   removeCollection: (name: string, deleteIndex: boolean) => invoke<void>("remove_collection", { name, deleteIndex }),
   /** Saves a collection as one .keakb file where the person chooses (null: cancelled). */
   exportCollection: (name: string, withFiles: boolean) => invoke<string | null>("export_collection", { name, withFiles }),
-  /** Imports a .keakb file the person picks (null: cancelled); the new collection's name. */
-  importCollection: () => invoke<string | null>("import_collection"),
+  /** Describes the .keakb file the person picks (null: cancelled), before importing it. */
+  inspectCollectionFile: () => invoke<CollectionFileDto | null>("inspect_collection_file"),
+  /** Imports a picked .keakb file; `trustEmbedder`: the remote embedder address the person confirmed. */
+  importCollection: (file: string, trustEmbedder: string | null) => invoke<string>("import_collection", { file, trustEmbedder }),
 };

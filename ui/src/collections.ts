@@ -125,11 +125,17 @@ export function setupCollections() {
     const withFiles = $<HTMLInputElement>("export-with-files").checked;
     api.exportCollection(name, withFiles).then((file) => file && toast(t("collections.exported", { file })), toastError);
   });
-  $("import-collection").addEventListener("click", () => {
-    api.importCollection().then((name) => {
-      if (!name) return;
-      toast(t("collections.imported", { name }));
-      void refreshCollections();
-    }, toastError);
-  });
+  $("import-collection").addEventListener("click", () => void importCollection().catch(toastError));
+}
+
+/** Picks a collection file and imports it; a remote embedder it names is
+ * shown in full and used only if the person confirms that address. */
+async function importCollection(): Promise<void> {
+  const picked = await api.inspectCollectionFile();
+  if (!picked) return;
+  const url = picked.remote_embedder;
+  if (url && !(await confirmAction(t("collections.confirm_embedder", { name: picked.name, url }), t("collections.trust_embedder")))) return;
+  const name = await api.importCollection(picked.file, url);
+  toast(t("collections.imported", { name }));
+  void refreshCollections();
 }

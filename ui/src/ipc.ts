@@ -258,3 +258,13 @@ embedder: string, settings: CollectionSettingsDto,
  * Its documents are in a language its embedder does not read.
  */
 warning: string | null, };
+export type CollectionFileDto = { 
+/**
+ * The file (the person chose it: `import_collection` accepts it).
+ */
+file: string, name: string, documents: number, has_files: boolean, 
+/**
+ * The remote embedder it names, in full: every question asked of the
+ * collection goes there, so the person confirms it before import.
+ */
+remote_embedder: string | null, };

@@ -6,8 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use kea_engine::collections::{embedder_state, Collection, CollectionSettings, Library, Strictness};
-use kea_engine::keakb::ImportTarget;
-use kea_engine::model::ModelPaths;
+use kea_engine::keakb::{DocumentsFolder, ImportTarget};
 use kea_engine::settings::{Overrides, Settings};
 
 #[derive(Subcommand)]
@@ -55,9 +54,14 @@ pub enum KbCommand {
         #[arg(long)]
         name: Option<String>,
         /// Where its documents go, when the file holds them (a new or empty
-        /// folder; default: Documents/<name>).
+        /// folder; default: a new folder named after it in Documents).
         #[arg(long, value_name = "DIR")]
         folder: Option<PathBuf>,
+        /// The address of the remote embedder the file names, in full, to
+        /// confirm you trust it with every question asked of the collection
+        /// (a file that names one is refused without it).
+        #[arg(long, value_name = "URL")]
+        trust_embedder: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -171,9 +175,12 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
                 format!("wrote {} ({} documents, {} files, {:.1} MB)", exported.file.display(), exported.documents, exported.files, exported.bytes as f64 / 1e6)
             })
         }
-        KbCommand::Import { file, name, folder, json } => {
+        KbCommand::Import { file, name, folder, trust_embedder, json } => {
             let config = settings.engine_config_with(settings.knowledge_dir(knowledge), data_dir.to_path_buf(), overrides);
-            import(&mut library, file, name.as_deref(), folder.clone(), &config.model_paths, *json)
+            let documents = kea_engine::settings::default_knowledge_dir().parent().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+            let folder = folder.as_deref().map_or(DocumentsFolder::Inside(&documents), DocumentsFolder::Exactly);
+            let target = ImportTarget { name: name.as_deref(), folder, model_paths: &config.model_paths, trust_embedder: trust_embedder.as_deref() };
+            import(&mut library, file, &target, *json)
         }
         KbCommand::AddUrl { name, url, allow_local, json } => {
             let collection = library.resolve(std::slice::from_ref(name), settings, knowledge)?.remove(0);
@@ -208,22 +215,19 @@ fn add_url(engine: &kea_engine::Engine, url: &str, allow_local: bool, json: bool
     })
 }
 
-/// `kea kb import`: the documents go to `folder`, else `Documents/<name>`.
-fn import(library: &mut Library, file: &Path, name: Option<&str>, folder: Option<PathBuf>, model_paths: &ModelPaths, json: bool) -> anyhow::Result<ExitCode> {
-    let folder = match folder {
-        Some(folder) => folder,
-        None => {
-            kea_engine::settings::default_knowledge_dir().with_file_name(name.map_or_else(|| kea_engine::keakb::archive_name(file), |n| Ok(n.to_string()))?)
-        }
-    };
-    let imported = kea_engine::keakb::import(library, file, &ImportTarget { name, folder: Some(&folder), model_paths })?;
+/// `kea kb import`: adds the collection in `file` as `target` says.
+fn import(library: &mut Library, file: &Path, target: &ImportTarget, json: bool) -> anyhow::Result<ExitCode> {
+    let imported = kea_engine::keakb::import(library, file, target)?;
     if !imported.embedder_available {
         eprintln!(
             "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb '{}' index --embedding-model ID --reembed",
             imported.embedder, imported.embedder, imported.name
         );
     }
-    print(&imported, json, || format!("imported '{}' ({} documents) into {}", imported.name, imported.documents, imported.index_dir.display()))
+    print(&imported, json, || {
+        let folder = imported.folder.as_ref().map(|f| format!("; its documents are in {}", f.display())).unwrap_or_default();
+        format!("imported '{}' ({} documents) into {}{folder}", imported.name, imported.documents, imported.index_dir.display())
+    })
 }
 
 /// Prints `value` as JSON, or the sentence `text` makes.

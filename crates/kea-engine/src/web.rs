@@ -140,6 +140,21 @@ impl Resolver for GuardedResolver {
     }
 }
 
+/// An agent with `config` whose connections reach only public addresses
+/// unless `allow_local` (the resolver [`fetch_page`] uses; the config
+/// should have no proxy, which would be resolved instead).
+pub(crate) fn guarded_agent(config: ureq::config::Config, allow_local: bool) -> ureq::Agent {
+    ureq::Agent::with_parts(config, DefaultConnector::new(), GuardedResolver { allow_local })
+}
+
+/// Why a guarded agent refused to connect, when that is what `error` is.
+pub(crate) fn refused_address(error: &ureq::Error) -> Option<String> {
+    match error {
+        ureq::Error::Other(inner) => inner.downcast_ref::<LocalAddress>().map(|refused| refused.0.clone()),
+        _ => None,
+    }
+}
+
 /// A fetch error as Kea reports it: a refused address is the caller's
 /// input; anything else is a failed download.
 fn fetch_error(url: &str, error: ureq::Error) -> Error {
@@ -176,7 +191,7 @@ pub fn fetch_page(url: &str, limits: &FetchLimits) -> Result<FetchedPage> {
         .timeout_global(Some(limits.timeout))
         .user_agent(concat!("Kea/", env!("CARGO_PKG_VERSION"), " (saving a web page to a knowledge collection)"))
         .build();
-    let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), GuardedResolver { allow_local: limits.allow_local });
+    let agent = guarded_agent(config, limits.allow_local);
     let mut response = agent.get(&url).header("Accept", "text/html,application/xhtml+xml;q=0.9").call().map_err(|e| fetch_error(&url, e))?;
     let status = response.status();
     if !status.is_success() {

@@ -1,5 +1,6 @@
-//! IPC shapes for collections: the switcher's list, and a collection's own
-//! settings as the knowledge pane edits them.
+//! IPC shapes for collections: the switcher's list, a collection's own
+//! settings as the knowledge pane edits them, and a collection file
+//! about to be imported.
 
 use kea_engine::collections::{Collection, CollectionSettings, EmbedderState, Strictness};
 use serde::{Deserialize, Serialize};
@@ -90,6 +91,32 @@ impl CollectionDto {
             embedder: state.embedder,
             settings: CollectionSettingsDto::from(&collection.settings),
             warning: state.warning,
+        }
+    }
+}
+
+/// A collection file the person picked, as its checked manifest describes
+/// it, before it is imported.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CollectionFileDto {
+    /// The file (the person chose it: `import_collection` accepts it).
+    pub file: String,
+    pub name: String,
+    pub documents: u32,
+    pub has_files: bool,
+    /// The remote embedder it names, in full: every question asked of the
+    /// collection goes there, so the person confirms it before import.
+    pub remote_embedder: Option<String>,
+}
+
+impl CollectionFileDto {
+    pub fn new(file: &std::path::Path, summary: kea_engine::keakb::Summary) -> CollectionFileDto {
+        CollectionFileDto {
+            file: file.display().to_string(),
+            name: summary.name,
+            documents: summary.documents.min(u32::MAX as usize) as u32,
+            has_files: summary.has_files,
+            remote_embedder: summary.remote_embedder,
         }
     }
 }

@@ -108,6 +108,7 @@ fn typescript_contract() -> String {
         StrictnessDto::decl(),
         CollectionSettingsDto::decl(),
         CollectionDto::decl(),
+        CollectionFileDto::decl(),
     ];
     let mut out = String::from("// Generated from src-tauri/src/dto/ (ts-rs) by `make ipc`; do not edit.\n\n");
     out.push_str(&format!("export type ErrorKind = {};\n", kinds.join(" | ")));

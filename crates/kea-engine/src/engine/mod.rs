@@ -274,6 +274,9 @@ fn choose_model(config: &EngineConfig, indexed: Option<String>, chunks: usize) -
     Ok(requested)
 }
 
+/// Vectors added to a rebuilt index at a time.
+const REBUILD_BATCH: usize = 16_384;
+
 /// The saved vector file if it matches the store, else one rebuilt from the
 /// store's vectors (and saved); `true` when rebuilt.
 fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Result<(Box<dyn VectorIndex>, bool)> {
@@ -282,12 +285,18 @@ fn open_vectors(config: &EngineConfig, store: &Store, stamp: &VectorStamp) -> Re
     if let Some(index) = backend.load_if_current(&path, stamp) {
         return Ok((index, false));
     }
-    let mut all = Vec::with_capacity(stamp.count);
+    // In batches: never every vector of a large (or imported) store in memory at once as floats.
+    let mut index = backend.empty(stamp.dim)?;
+    let mut batch = Vec::with_capacity(REBUILD_BATCH.min(stamp.count));
     store.for_each_vector(|id, v| {
-        all.push((id, v.to_vec()));
+        batch.push((id, v.to_vec()));
+        if batch.len() == REBUILD_BATCH {
+            index.extend(&batch)?;
+            batch.clear();
+        }
         Ok(())
     })?;
-    let index = backend.build(stamp.dim, &all)?;
+    index.extend(&batch)?;
     if !config.read_only {
         index.save(&path, stamp)?;
     }

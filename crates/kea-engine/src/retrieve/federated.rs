@@ -5,7 +5,10 @@
 //! contribute their passages, each scaled by that collection's probability
 //! relative to its own best passage; a collection that refuses contributes
 //! nothing unless every one refuses. The decision is the most confident
-//! collection's, and every passage names the collection it came from.
+//! collection's, and every passage names the collection it came from. A
+//! collection whose retrieval fails (its embedding server is down, its
+//! address refused) is skipped and the trace says so; only when every one
+//! fails is the search an error.
 
 use super::calibration::Outcome;
 use super::{context, Retrieval, RetrievalConfig, Retriever};
@@ -39,15 +42,33 @@ impl Federated<'_> {
 impl Retrieve for Federated<'_> {
     fn retrieve_queries(&self, queries: &[String], translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
         let mut results = Vec::with_capacity(self.parts.len());
+        let mut failed = Vec::new();
         for (name, retriever) in &self.parts {
-            let mut result = retriever.retrieve_queries(queries, translated, config)?;
-            for hit in &mut result.hits {
-                hit.chunk.collection = Some(name.clone());
+            match retriever.retrieve_queries(queries, translated, config) {
+                Ok(mut result) => {
+                    for hit in &mut result.hits {
+                        hit.chunk.collection = Some(name.clone());
+                    }
+                    results.push((name.clone(), result));
+                }
+                Err(error) => failed.push((name.clone(), error)),
             }
-            results.push((name.clone(), result));
         }
-        Ok(merge(results, config))
+        merged_or_first_error(results, failed, config)
     }
+}
+
+/// The merge of the collections that answered, its trace naming the ones
+/// skipped and why; the first error when none answered.
+fn merged_or_first_error(results: Vec<(String, Retrieval)>, failed: Vec<(String, crate::Error)>, config: &RetrievalConfig) -> Result<Retrieval> {
+    if results.is_empty() {
+        return Err(failed.into_iter().next().map_or_else(|| crate::Error::InvalidInput("no collection to search".into()), |(_, error)| error));
+    }
+    let mut merged = merge(results, config);
+    for (name, error) in failed {
+        merged.trace.fallbacks.push(format!("{name}: skipped, its search failed: {error}"));
+    }
+    Ok(merged)
 }
 
 /// How confident a collection's decision is: its outcome, then its probability.
@@ -142,6 +163,16 @@ mod tests {
             merge(vec![result("a", Outcome::Answered, 0.9, &[4.0, 1.0]), result("b", Outcome::Unsure, 0.6, &[0.3, 0.25])], &RetrievalConfig::default());
         assert_eq!(sources(&merged), ["a-0.md", "b-0.md", "b-1.md", "a-1.md"]);
         assert_eq!(merged.context.blocks.iter().map(|b| b.collection.as_deref().unwrap()).collect::<Vec<_>>(), ["a", "b", "b", "a"]);
+    }
+
+    #[test]
+    fn a_failing_collection_is_skipped_and_the_trace_says_so() {
+        let failed = vec![("remote".to_string(), crate::Error::Embedding("the server is down".into()))];
+        let merged = merged_or_first_error(vec![result("a", Outcome::Answered, 0.9, &[0.5])], failed, &RetrievalConfig::default()).unwrap();
+        assert_eq!(sources(&merged), ["a-0.md"]);
+        assert!(merged.trace.fallbacks.iter().any(|f| f.starts_with("remote: skipped") && f.contains("the server is down")), "{:?}", merged.trace.fallbacks);
+        let none = merged_or_first_error(vec![], vec![("remote".into(), crate::Error::Embedding("down".into()))], &RetrievalConfig::default());
+        assert_eq!(none.unwrap_err().kind(), crate::ErrorKind::Embedding);
     }
 
     #[test]

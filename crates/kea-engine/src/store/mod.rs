@@ -12,6 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 mod chat;
 mod full_text;
 mod mirror;
+mod untrusted;
 
 pub use chat::{Conversation, StoredMessage};
 pub use mirror::MirroredChunk;
