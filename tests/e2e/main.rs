@@ -89,7 +89,9 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     assert!(trace.contains("Found by meaning") && trace.contains("parrots/cockatiel.md › Diet"), "{trace}");
 
     // The conversation is listed.
-    app.wait_text("#conversations li.active", ANSWER, |t| t.contains("What do cockatiels eat?")).await;
+    app.wait_for("#conversations li.active .title", ANSWER).await;
+    let title = app.client.execute("return document.querySelector('#conversations li.active .title').textContent", vec![]).await.unwrap();
+    assert_eq!(title, json!("What do cockatiels eat?"), "the conversation is listed under its question");
 
     // Identify a picked photo with the fixture CLIP model: green → budgerigar.
     let photo = app.root.path().join("green-bird.png");

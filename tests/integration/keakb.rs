@@ -378,6 +378,23 @@ fn an_archive_entry_compressed_like_a_zip_bomb_is_refused() {
     assert!(!folder.exists());
 }
 
+/// Issue 41 (review): many entries each just under the per-entry ratio
+/// bound (1 MB of zeros) are a bomb as a whole.
+#[test]
+fn many_small_entries_compressed_like_a_zip_bomb_together_are_refused() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    let file = sandbox.data.with_file_name("bombs.keakb");
+    let zeros: Vec<(String, Vec<u8>)> = (0..40).map(|i| (format!("files/bomb/{i}.md"), vec![b'0'; 1 << 20])).collect();
+    let added: Vec<(&str, Vec<u8>)> = zeros.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    std::fs::write(&file, rewritten(&good, |_| {}, |_| {}, &added)).unwrap();
+    let folder = sandbox.data.with_file_name("bombs documents");
+    let out = sandbox.run(&["kb", "import", file.to_str().unwrap(), "--name", "Bombs", "--folder", folder.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("compressed over 200 to 1 together"), "{stderr}");
+    assert!(!folder.exists());
+}
+
 /// Issue 41: the repeated-name check is linear (it was quadratic: an
 /// archive with the most entries allowed, 200,000, took about a minute
 /// before its first refusal; no timing is asserted, the run shows it).

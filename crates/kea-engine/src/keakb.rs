@@ -42,6 +42,9 @@ const MAX_ENTRIES: usize = 200_000;
 /// to 1 (real stores and documents compress far less; a zip bomb far more).
 const RATIO_FREE_BYTES: u64 = 1 << 20;
 const MAX_RATIO: u64 = 200;
+/// Archives unpacking to more than this may not be compressed more than
+/// [`MAX_RATIO`] to 1 as a whole.
+const WHOLE_RATIO_FREE_BYTES: u64 = 8 << 20;
 /// Room left on the disk after unpacking.
 const FREE_MARGIN: u64 = 64 << 20;
 /// The widest vectors accepted (the largest embedders have a few thousand).
@@ -315,6 +318,10 @@ fn documents_folder(choice: DocumentsFolder, name: &str) -> Result<PathBuf> {
 /// confirmed its address, in full; it then reaches only public addresses.
 fn trust_embedder(settings: &mut CollectionSettings, trusted: Option<&str>) -> Result<()> {
     let Some(remote) = settings.remote_embedder.as_mut() else { return Ok(()) };
+    // Shown to the person to confirm: a plain web address, nothing a terminal or a bidi override could redraw.
+    if !remote.base_url.chars().all(|c| c.is_ascii_graphic()) || remote.base_url.len() > 2048 {
+        return Err(Error::InvalidInput("this collection file names a remote embedder whose address is not a plain web address".into()));
+    }
     if trusted.map(str::trim) != Some(remote.base_url.as_str()) {
         return Err(Error::InvalidInput(format!(
             "this collection file names a remote embedder, {}, which would receive every question asked of it: \
@@ -336,7 +343,7 @@ fn declared_entries(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) ->
     }
     let mut entries: Vec<(String, u64)> = Vec::with_capacity(zip.len());
     let mut seen = std::collections::HashSet::with_capacity(zip.len());
-    let mut total = 0u64;
+    let (mut total, mut compressed) = (0u64, 0u64);
     for i in 0..zip.len() {
         let entry = zip.by_index_raw(i).map_err(|e| bad_archive(archive, e))?;
         let name = entry.name().to_string();
@@ -351,7 +358,13 @@ fn declared_entries(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) ->
         if entry.size() > RATIO_FREE_BYTES && entry.size() / entry.compressed_size().max(1) > MAX_RATIO {
             return Err(bad_archive(archive, format!("{name} is compressed over {MAX_RATIO} to 1, as no real collection is")));
         }
+        compressed = compressed.saturating_add(entry.compressed_size());
         entries.push((name, entry.size()));
+    }
+    // The whole archive too: many entries just under the per-entry bound
+    // unpack to gigabytes all the same.
+    if total > WHOLE_RATIO_FREE_BYTES && total / compressed.max(1) > MAX_RATIO {
+        return Err(bad_archive(archive, format!("its entries are compressed over {MAX_RATIO} to 1 together, as no real collection is")));
     }
     Ok(entries)
 }
@@ -536,6 +549,9 @@ mod tests {
             let refused = trust_embedder(&mut settings.clone(), wrong).unwrap_err();
             assert!(refused.to_string().contains("--trust-embedder https://embed.example.com/v1"), "{refused}");
         }
+        let mut hidden = settings.clone();
+        hidden.remote_embedder.as_mut().unwrap().base_url = "https://good.example/v1\u{1b}[2K\u{202e}".into();
+        assert!(trust_embedder(&mut hidden, Some("https://good.example/v1")).unwrap_err().to_string().contains("not a plain web address"));
         trust_embedder(&mut settings, Some("https://embed.example.com/v1")).unwrap();
         let kept = settings.remote_embedder.unwrap();
         assert!(kept.public_only && kept.api_key.is_none());

@@ -52,11 +52,20 @@ fn scheme(url: &str) -> Option<&str> {
     valid.then_some(scheme)
 }
 
-/// `https://`, or `http://` to 127.0.0.1, localhost or [::1] (exactly those hosts).
+/// `https://`, or `http://` to 127.0.0.1, localhost or [::1] (exactly those
+/// hosts, as the address is parsed: a `user:password@` part is refused, so
+/// `http://127.0.0.1:80@elsewhere/` cannot pass for loopback).
 fn is_safe_url(url: &str) -> bool {
-    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
-    let host_ends = |rest: &str| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/');
-    url.starts_with("https://") || loopback.iter().any(|l| url.strip_prefix(l).is_some_and(host_ends))
+    let Ok(uri) = url.parse::<ureq::http::Uri>() else { return false };
+    let Some(authority) = uri.authority() else { return false };
+    if authority.as_str().contains('@') {
+        return false;
+    }
+    match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => matches!(authority.host(), "127.0.0.1" | "localhost" | "[::1]"),
+        _ => false,
+    }
 }
 
 /// How a downloaded file is checked.
@@ -370,7 +379,10 @@ mod tests {
         for ok in ["https://huggingface.co", "https://hf-mirror.com/", "http://127.0.0.1:8123", "http://localhost", "http://[::1]:9/"] {
             assert!(check_endpoint(ok).is_ok(), "{ok}");
         }
-        for refused in ["http://mirror.example.com", "http://127.0.0.1.evil.net", "http://localhost.evil.net/x", "ftp://x", "file:///etc"] {
+        let with_userinfo = ["http://127.0.0.1:18503@127.0.0.2:18504/b", "http://localhost:@127.0.0.2/", "https://user:pw@huggingface.co/"];
+        for refused in
+            ["http://mirror.example.com", "http://127.0.0.1.evil.net", "http://localhost.evil.net/x", "ftp://x", "file:///etc"].into_iter().chain(with_userinfo)
+        {
             assert!(check_endpoint(refused).is_err(), "{refused}");
         }
     }

@@ -117,6 +117,8 @@ fn columns_and_misfits(conn: &Connection, table: &str, dim: usize) -> Result<(Ve
     let mut conditions: Vec<String> = columns.iter().filter_map(|(name, declared, not_null)| fits(name, declared, *not_null)).collect();
     if table == "chunks" {
         conditions.push(format!("length(embedding) = {}", dim * 4));
+        // Positions Kea reads as unsigned: a negative one would fail every search later.
+        conditions.push("chunk_index >= 0 AND total_chunks >= 0 AND coalesce(page, 0) >= 0 AND byte_start >= 0 AND byte_end >= byte_start".into());
     }
     let misfits = match conditions.is_empty() {
         true => 0,
@@ -132,7 +134,7 @@ fn copy_rows(conn: &mut Connection, dim: usize) -> Result<()> {
     for table in COPIED_TABLES {
         let (columns, misfits) = columns_and_misfits(&tx, table, dim)?;
         if misfits > 0 {
-            let what = if table == "chunks" { format!(" (or a vector that is not {dim} numbers)") } else { String::new() };
+            let what = if table == "chunks" { format!(" (or a position out of range, or a vector that is not {dim} numbers)") } else { String::new() };
             return Err(refused(format!("{misfits} rows of its table {table} hold values of the wrong type{what}")));
         }
         let columns = columns.join(", ");
@@ -195,5 +197,21 @@ mod tests {
         Connection::open(&original).unwrap().execute_batch("CREATE TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1; END;").unwrap();
         let refused = Store::copy_untrusted(&original, &dir.path().join("again.sqlite3"), 4).err().unwrap();
         assert!(refused.to_string().contains("Kea does not make"), "{refused}");
+    }
+
+    #[test]
+    fn a_chunk_with_a_negative_position_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("original.sqlite3");
+        Store::open(&original).unwrap().set_meta(&MetaKey::Dim, "1").unwrap();
+        Connection::open(&original)
+            .unwrap()
+            .execute_batch(
+                "INSERT INTO documents(id, path, kind, size, mtime_ns, status, updated_at) VALUES (1, 'a.md', 'markdown', 1, 1, 'indexed', 1);
+                 INSERT INTO chunks(id, doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding) VALUES (1, 1, 0, 1, '', -1, 0, 3, 'abc', 'x', x'0000803f');",
+            )
+            .unwrap();
+        let refused = Store::copy_untrusted(&original, &dir.path().join("copy.sqlite3"), 1).err().unwrap();
+        assert!(refused.to_string().contains("out of range"), "{refused}");
     }
 }
