@@ -10,11 +10,10 @@
 //! threshold are asserted as rates over sets (`answers.rs`).
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{copy_dir, models_dirs, Sandbox};
+use crate::util::{copy_dir, Sandbox};
 
 /// How far (in probability) one asserted example sits from every threshold.
 pub const MARGIN: f64 = 0.1;
@@ -113,28 +112,15 @@ impl Sandbox {
             for jitter in JITTERS {
                 let copy = tempfile::tempdir().unwrap();
                 copy_dir(&self.data, copy.path());
-                let jittered = run_json(&self.knowledge, copy.path(), args, jitter);
+                let out = self.command_with_data(copy.path(), args).env(kea_engine::embed::JITTER_ENV, jitter).output().unwrap();
+                assert!(out.status.success(), "kea {args:?} (jittered) failed: {}", String::from_utf8_lossy(&out.stderr));
+                let jittered: Value = serde_json::from_slice(&out.stdout).unwrap();
                 let outcome = relevance_of(&jittered)["outcome"].as_str().unwrap_or_default().to_string();
                 assert!(expected.holds(&outcome), "kea {args:?} gives {outcome} with its vectors jittered ({jitter}): {}", relevance_of(&jittered));
             }
         }
         answer
     }
-}
-
-fn run_json(knowledge: &Path, data: &Path, args: &[&str], jitter: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_kea"))
-        .arg("--knowledge")
-        .arg(knowledge)
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("KEA_MODELS_DIR", models_dirs())
-        .env(kea_engine::embed::JITTER_ENV, jitter)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "kea {args:?} (jittered) failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The check itself: an example moved onto its threshold is caught, one

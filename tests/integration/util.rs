@@ -51,8 +51,13 @@ impl Sandbox {
 
     /// `kea --knowledge … --data-dir … ARGS`, with the bundled and the fixture models.
     pub fn command(&self, args: &[&str]) -> Command {
+        self.command_with_data(&self.data, args)
+    }
+
+    /// Like [`Sandbox::command`], with another data folder (a copy of this one).
+    pub fn command_with_data(&self, data: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kea"));
-        cmd.arg("--knowledge").arg(&self.knowledge).arg("--data-dir").arg(&self.data).args(args);
+        cmd.arg("--knowledge").arg(&self.knowledge).arg("--data-dir").arg(data).args(args);
         cmd.env("KEA_MODELS_DIR", models_dirs());
         cmd
     }
