@@ -43,6 +43,8 @@ mod mcp;
 mod models;
 #[path = "integration/network.rs"]
 mod network;
+#[path = "integration/new_folders.rs"]
+mod new_folders;
 #[path = "integration/ocr.rs"]
 mod ocr;
 #[path = "integration/remote_embed.rs"]

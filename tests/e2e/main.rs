@@ -6,6 +6,7 @@
 //! is real: the engine, MiniLM, SQLite, usearch and the fixture CLIP model.
 
 mod collections;
+mod conversation;
 mod file_status;
 mod first_run;
 mod harness;

@@ -52,7 +52,7 @@ const QUESTIONS: [&str; 30] = [
 
 /// The state of every answer the conversation shows (the photo's card is
 /// not an answer): its outcome, `streaming`, or `error` (ended without one).
-async fn outcomes(app: &App) -> Vec<String> {
+pub(crate) async fn outcomes(app: &App) -> Vec<String> {
     let script = "return Array.from(document.querySelectorAll('#messages .message.assistant')).filter(m => !m.querySelector('.id-card')) \
                   .map(m => m.classList.contains('streaming') ? 'streaming' : (m.className.match(/outcome-(\\w+)/) || [null, 'error'])[1])";
     match app.client.execute(script, vec![]).await {

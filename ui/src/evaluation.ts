@@ -1,7 +1,7 @@
 // The evaluation view: pick a golden set (shipped or the user's JSONL), run
 // it under two or more retrieval configurations, compare Recall@k / MRR /
 // nDCG side by side as a chart and a table, and list each one's misses.
-import { api, type EvalDto, type OutcomesDto, type RefusalDto } from "./api";
+import { api, type AnswersDto, type EvalDto, type OutcomesDto, type RefusalDto } from "./api";
 import { drawChart, METRICS, METRIC_LABELS } from "./chart";
 import { $, el, toast, toastError } from "./dom";
 import { t } from "./i18n";
@@ -41,6 +41,8 @@ function showResults(results: EvalDto[]) {
     for (const wrong of f.wrong) box.append(el("p", wrong, "muted"));
     refusal.append(box);
   }
+  const full = results.find((r) => r.name === "full") ?? results[results.length - 1];
+  if (full && Object.keys(full.answers).length) refusal.append(el("h3", t("eval.seen", { name: full.name })), answersTable(full.answers));
   if (results.some((r) => r.refusal)) refusal.append(el("p", t("eval.out_of_fold"), "muted"));
   const misses = $("eval-misses");
   misses.replaceChildren();
@@ -110,6 +112,25 @@ function outcomeTable(f: RefusalDto): HTMLElement {
   for (const [name, o] of rows) {
     const row = el("tr");
     row.append(el("th", name), ...[o.answered, o.unsure, o.refused].map((v) => el("td", `${(v * 100).toFixed(0)}%`)));
+    table.append(row);
+  }
+  return table;
+}
+
+/** What a user without a language model sees, per language: outcomes, the
+ * right document shown, the answering phrase quoted, another document quoted. */
+function answersTable(answers: { [key in string]?: AnswersDto }): HTMLElement {
+  const table = el("table", undefined, "outcomes");
+  const head = el("tr");
+  const columns = ["eval.answered", "eval.unsure", "eval.refused", "eval.shown", "eval.quoted", "eval.other_document"] as const;
+  head.append(el("th", ""), ...columns.map((c) => el("th", t(c))));
+  table.append(head);
+  const percent = (v: number) => `${(v * 100).toFixed(0)}%`;
+  for (const [group, a] of Object.entries(answers)) {
+    if (!a) continue;
+    const row = el("tr");
+    const quoted = a.quoted_of ? `${percent(a.quoted)} (${a.quoted_of})` : "–";
+    row.append(el("th", `${group} (${a.questions})`), ...[a.answered, a.unsure, a.refused, a.shown].map((v) => el("td", percent(v))), el("td", quoted), el("td", percent(a.other_document)));
     table.append(row);
   }
   return table;

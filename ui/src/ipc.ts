@@ -173,11 +173,28 @@ answerable_outcomes: OutcomesDto,
  * ...and of the unanswerable ones.
  */
 unanswerable_outcomes: OutcomesDto, };
+export type AnswersDto = { questions: number, answered: number, unsure: number, refused: number, 
+/**
+ * A relevant document answered from or offered as related reading.
+ */
+shown: number, 
+/**
+ * Of the answered questions with an evidence phrase (`quoted_of`), the share quoting it.
+ */
+quoted: number, quoted_of: number, 
+/**
+ * Of the answered questions, the share quoting a document that is not relevant.
+ */
+other_document: number, };
 export type EvalDto = { name: string, metrics: MetricsDto, by_lang: { [key in string]?: MetricsDto }, misses: Array<MissDto>, ms_per_query: number, 
 /**
  * Present when the set has unanswerable questions.
  */
-refusal: RefusalDto | null, };
+refusal: RefusalDto | null, 
+/**
+ * By "all" and by language.
+ */
+answers: { [key in string]?: AnswersDto }, };
 export type LlmInfoDto = { provider: string, reason: string, };
 export type ProviderDto = "auto" | "embedded" | "openai" | "none";
 export type ThemeDto = "system" | "light" | "dark";

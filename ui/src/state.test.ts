@@ -81,6 +81,7 @@ describe("evaluation chart", () => {
     misses: [],
     ms_per_query: 1,
     refusal: null,
+    answers: {},
   });
 
   it("lays out one bar per metric and configuration, height proportional to the value", () => {

@@ -177,6 +177,17 @@ enum Command {
         /// With --calibrate: write the calibration here instead of the data folder.
         #[arg(long, value_name = "FILE", requires = "calibrate")]
         out: Option<PathBuf>,
+        /// With --calibrate: the files given are signal rows written by --signals-out
+        /// (questions asked of several collections, fitted and reported together).
+        #[arg(long, requires = "calibrate")]
+        from_signals: bool,
+        /// Write each question's decision signals (JSON lines) to FILE, for a
+        /// later `--calibrate --from-signals` over several collections.
+        #[arg(long, value_name = "FILE", conflicts_with = "calibrate")]
+        signals_out: Option<PathBuf>,
+        /// With --signals-out: the collection's name in the report.
+        #[arg(long, value_name = "NAME", requires = "signals_out")]
+        label: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -423,9 +434,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => anyhow::bail!("name a query or --queries FILE"),
             }
         }
-        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, json, .. } => {
-            search::calibrate(config()?, golden, &settings.retrieval, (*lexical, *folds, *cross_lingual), out.as_deref(), *json)
+        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, json, .. } => {
+            let fit = search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals };
+            search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref(), *json)
         }
+        Command::Eval { golden, signals_out: Some(file), label, .. } => search::signals_out(config()?, golden, &settings.retrieval, file, label.as_deref()),
         Command::Eval { golden, configs: named, split, json, .. } => {
             let named = if named.is_empty() {
                 kea_engine::eval::default_configs()

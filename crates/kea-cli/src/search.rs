@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kea_engine::eval::{load_golden, EvalResult, FitScope, Metrics};
+use kea_engine::eval::{load_golden, signals, EvalResult, FitScope, Metrics};
 use kea_engine::retrieve::calibration::{Calibration, OutcomeRates};
 use kea_engine::{EngineConfig, Retrieval, RetrievalConfig};
 
@@ -106,29 +106,42 @@ fn load_all(golden: &[PathBuf]) -> anyhow::Result<Vec<kea_engine::eval::GoldenIt
     Ok(items)
 }
 
+/// How `kea eval --calibrate` fits: without the similarity (`lexical`),
+/// with how many folds, only the cross-lingual part, from saved signal rows.
+pub struct Fit {
+    pub lexical: bool,
+    pub folds: usize,
+    pub cross_lingual: bool,
+    pub from_signals: bool,
+}
+
 /// `kea eval --calibrate`: fits the relevance decision and prints its
 /// out-of-fold and held-out outcomes.
 pub fn calibrate(
     config: EngineConfig,
     golden: &[PathBuf],
     retrieval: &RetrievalConfig,
-    (lexical, folds, cross_lingual): (bool, usize, bool),
+    fit: Fit,
     out: Option<&std::path::Path>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let data_dir = config.data_dir.clone();
     let engine = crate::open_engine(config)?;
-    let items = load_all(golden)?;
-    let model = if lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
-    let scope = if cross_lingual { FitScope::CrossLingual } else { FitScope::All };
-    let mut fitted = kea_engine::eval::calibrate(&engine, &items, retrieval, &model, folds, scope)?;
+    let model = if fit.lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
+    let rows = if fit.from_signals {
+        golden.iter().map(|p| signals::read_rows(p)).collect::<Result<Vec<_>, _>>()?.concat()
+    } else {
+        signals::rows(&engine, &load_all(golden)?, retrieval, "")?
+    };
+    let scope = if fit.cross_lingual { FitScope::CrossLingual } else { FitScope::All };
+    let mut fitted = signals::calibrate_rows(&rows, &model, fit.folds, scope)?;
     fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
     let written = match out {
         Some(path) => {
             std::fs::write(path, serde_json::to_vec_pretty(&fitted)?)?;
             path.to_path_buf()
         }
-        None if cross_lingual => {
+        None if fit.cross_lingual => {
             // The cross-lingual part joins the decision in use for this embedder.
             let mut whole = Calibration::for_model(&data_dir, &model);
             whole.cross_lingual = Some(Box::new(fitted.clone()));
@@ -147,7 +160,7 @@ pub fn calibrate(
             a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused
         );
     };
-    let kind = match (model.is_empty(), cross_lingual) {
+    let kind = match (model.is_empty(), fit.cross_lingual) {
         (true, _) => "any embedder (lexical)".to_string(),
         (false, true) => format!("{model}, questions whose passages are in another language"),
         (false, false) => model,
@@ -155,11 +168,38 @@ pub fn calibrate(
     println!("calibrated for {kind}: answered at ≥ {:.3}, refused below {:.3}", fitted.answer_at, fitted.refuse_below);
     line(&format!("out of fold ({} folds)", report.folds), &report.out_of_fold);
     match &report.test {
-        Some(test) => line("held-out test split", test),
+        Some(_) => report.held_out.iter().for_each(|(group, rates)| line(&format!("held out, {group}"), rates)),
         None => println!("no question is marked \"split\": \"test\": there is no held-out figure"),
     }
     println!("written to {}", written.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kea eval --signals-out`: each golden question's decision signals, for a
+/// fit over several collections.
+pub fn signals_out(
+    config: EngineConfig,
+    golden: &[PathBuf],
+    retrieval: &RetrievalConfig,
+    file: &std::path::Path,
+    label: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let engine = crate::open_engine(config)?;
+    let rows = signals::rows(&engine, &load_all(golden)?, retrieval, label.unwrap_or_default())?;
+    signals::write_rows(file, &rows)?;
+    eprintln!("{} questions' signals written to {}", rows.len(), file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a user without a language model sees of `result`'s answerable questions.
+fn print_answers(result: &EvalResult) {
+    println!("what a user without a language model sees ({}): answerable questions", result.name);
+    for (group, a) in &result.answers {
+        println!(
+            "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3}",
+            a.questions, a.answered, a.unsure, a.refused, a.shown, a.quoted, a.quoted_of, a.other_document
+        );
+    }
 }
 
 pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, RetrievalConfig)], split: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
@@ -210,6 +250,7 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
             println!("  wrong: {wrong}");
         }
     }
+    results.iter().filter(|r| r.name == "full").for_each(print_answers);
     for r in &results {
         for (fallback, n) in &r.fallbacks {
             println!("{}: {n} × {fallback}", r.name);

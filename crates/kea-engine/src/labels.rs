@@ -46,6 +46,19 @@ impl Label {
             .any(|n| n.to_lowercase() == t)
     }
 
+    /// Whether `text` mentions this label: one of its names (two characters
+    /// or more) as whole words, an English one also in the plural.
+    pub fn is_mentioned_in(&self, text: &str) -> bool {
+        let lower = text.to_lowercase();
+        [self.zh.as_deref(), self.en.as_deref(), self.latin.as_deref()]
+            .into_iter()
+            .flatten()
+            .chain(self.aliases.iter().map(String::as_str))
+            .map(str::to_lowercase)
+            .filter(|n| n.chars().count() >= 2)
+            .any(|name| mentions(&lower, &name))
+    }
+
     /// Fills a prompt template: `{en}`, `{zh}`, `{latin}`.
     pub fn prompt(&self, template: &str) -> String {
         template
@@ -53,6 +66,17 @@ impl Label {
             .replace("{zh}", self.zh.as_deref().unwrap_or(self.name()))
             .replace("{latin}", self.latin.as_deref().unwrap_or(""))
     }
+}
+
+/// Whether `name` occurs in `text` (both lower-case) on word boundaries
+/// (none needed around Chinese), allowing a plural "s" or "es" after it.
+fn mentions(text: &str, name: &str) -> bool {
+    let alphanumeric_ascii = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    text.match_indices(name).any(|(i, _)| {
+        let rest = &text[i + name.len()..];
+        let rest = rest.strip_prefix("es").filter(|r| !alphanumeric_ascii(r.chars().next())).or_else(|| rest.strip_prefix('s')).unwrap_or(rest);
+        !alphanumeric_ascii(text[..i].chars().next_back()) && !alphanumeric_ascii(rest.chars().next())
+    })
 }
 
 /// The first non-empty text value under any of `keys`.

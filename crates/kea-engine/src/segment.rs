@@ -146,7 +146,8 @@ const QUERY_STOPWORDS: &str = "\
     there these they this those through to too under until up very was we were what when where which while who whom why \
     will with would you your yours yourself yourselves s t don doesn isn hi hello hey please thanks thank really actually yes \
     吗 呢 吧 啊 呀 啦 嘛 哦 的 了 是 什么 怎么 怎样 如何 哪些 哪种 为什么 多少 有 和 与 在 我 我们 我家 你 他 她 它 这 那 \
-    这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很";
+    这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很 \
+    多久 多长 多长时间 多大 几 几个 几次 哪里 哪儿 哪个";
 
 fn is_query_stopword(word: &str) -> bool {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
@@ -166,8 +167,14 @@ pub fn query_terms(query: &str) -> Vec<String> {
 
 /// The distinct content words of `text` (no function words), stemmed, in order.
 pub fn content_terms(text: &str) -> Vec<String> {
-    distinct(words(text).into_iter().filter(|t| !is_query_stopword(t)).map(stem))
+    let all = words(text);
+    let asks_how = |i: usize| i > 0 && all[i - 1] == "how" && HOW_WORDS.contains(&all[i].as_str());
+    distinct(all.iter().enumerate().filter(|(i, t)| !is_query_stopword(t) && !asks_how(*i)).map(|(_, t)| stem(t.clone())))
 }
+
+/// Words that, after "how", ask for a kind of answer ("how long", "how
+/// many") rather than name the question's subject.
+const HOW_WORDS: &[&str] = &["long", "many", "much", "often", "old", "far", "big", "soon", "large", "tall", "heavy", "early", "late"];
 
 #[cfg(test)]
 mod tests {

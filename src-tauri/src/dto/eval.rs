@@ -1,6 +1,7 @@
 //! IPC shapes for evaluation: ranking metrics, misses and refusal rates per
 //! configuration.
 
+use kea_engine::eval::answers::AnswerRates;
 use kea_engine::eval::{EvalResult, Metrics, Miss, RefusalMetrics};
 use kea_engine::retrieve::calibration::OutcomeRates;
 use serde::Serialize;
@@ -94,6 +95,37 @@ impl From<&RefusalMetrics> for RefusalDto {
     }
 }
 
+/// What a user without a language model sees for the answerable questions.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AnswersDto {
+    pub questions: usize,
+    pub answered: f64,
+    pub unsure: f64,
+    pub refused: f64,
+    /// A relevant document answered from or offered as related reading.
+    pub shown: f64,
+    /// Of the answered questions with an evidence phrase (`quoted_of`), the share quoting it.
+    pub quoted: f64,
+    pub quoted_of: usize,
+    /// Of the answered questions, the share quoting a document that is not relevant.
+    pub other_document: f64,
+}
+
+impl From<&AnswerRates> for AnswersDto {
+    fn from(a: &AnswerRates) -> Self {
+        AnswersDto {
+            questions: a.questions,
+            answered: a.answered,
+            unsure: a.unsure,
+            refused: a.refused,
+            shown: a.shown,
+            quoted: a.quoted,
+            quoted_of: a.quoted_of,
+            other_document: a.other_document,
+        }
+    }
+}
+
 /// One configuration's evaluation: metrics, per language, and the misses.
 #[derive(Debug, Serialize, TS)]
 pub struct EvalDto {
@@ -104,6 +136,8 @@ pub struct EvalDto {
     pub ms_per_query: f64,
     /// Present when the set has unanswerable questions.
     pub refusal: Option<RefusalDto>,
+    /// By "all" and by language.
+    pub answers: std::collections::BTreeMap<String, AnswersDto>,
 }
 
 impl From<&EvalResult> for EvalDto {
@@ -115,6 +149,7 @@ impl From<&EvalResult> for EvalDto {
             misses: r.misses.iter().map(MissDto::from).collect(),
             ms_per_query: r.ms_per_query,
             refusal: r.refusal.as_ref().map(RefusalDto::from),
+            answers: r.answers.iter().map(|(group, a)| (group.clone(), AnswersDto::from(a))).collect(),
         }
     }
 }

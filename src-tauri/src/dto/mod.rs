@@ -55,11 +55,10 @@ impl ErrorDto {
     }
 }
 
-/// `ui/src/ipc.ts`: every DTO as a TypeScript declaration, and the union of error kinds.
+/// Every DTO as a TypeScript declaration, in the contract's order.
 #[cfg(test)]
-fn typescript_contract() -> String {
-    let kinds: Vec<String> = ErrorKind::ALL.iter().map(|k| format!("\"{}\"", k.code())).collect();
-    let declarations = [
+fn declarations() -> Vec<String> {
+    vec![
         ErrorDto::decl(),
         DocumentState::decl(),
         ReasonDto::decl(),
@@ -93,6 +92,7 @@ fn typescript_contract() -> String {
         MetricsDto::decl(),
         MissDto::decl(),
         RefusalDto::decl(),
+        AnswersDto::decl(),
         EvalDto::decl(),
         LlmInfoDto::decl(),
         ProviderDto::decl(),
@@ -109,12 +109,18 @@ fn typescript_contract() -> String {
         CollectionSettingsDto::decl(),
         CollectionDto::decl(),
         CollectionFileDto::decl(),
-    ];
+    ]
+}
+
+/// `ui/src/ipc.ts`: every DTO as a TypeScript declaration, and the union of error kinds.
+#[cfg(test)]
+fn typescript_contract() -> String {
+    let kinds: Vec<String> = ErrorKind::ALL.iter().map(|k| format!("\"{}\"", k.code())).collect();
     let mut out = String::from("// Generated from src-tauri/src/dto/ (ts-rs) by `make ipc`; do not edit.\n\n");
     out.push_str(&format!("export type ErrorKind = {};\n", kinds.join(" | ")));
     let extensions: Vec<String> = kea_engine::extract::DocKind::EXTENSIONS.iter().map(|(ext, _)| format!("\"{ext}\"")).collect();
     out.push_str(&format!("/** The file extensions Kea indexes. */\nexport const DOCUMENT_EXTENSIONS = [{}];\n", extensions.join(", ")));
-    for declaration in declarations {
+    for declaration in declarations() {
         out.push_str(&format!("export {declaration}\n"));
     }
     out

@@ -1,21 +1,39 @@
 //! The extractive answer, Kea's quality floor: when no language model is
-//! good enough to write answers, the answer is the best sentences of the top
-//! passages, quoted as they stand, each with its `[S#]`. Passages in the
-//! question's language come first when there are any. Also used to quote the
-//! passage that backs an image identification.
+//! good enough to write answers, the answer is the sentences of the top
+//! passages that answer the question, quoted as they stand, each with its
+//! `[S#]`. Every sentence of the top passages is scored against the
+//! question ([`score_sentences`]): the embedder's similarity (computed at
+//! retrieval, see `ContextBlock::sentence_similarity`), the IDF-weighted
+//! share of the question's terms it and its heading hold, and whether it
+//! holds the kind of answer the question asks for (a number, a duration…).
+//! When the question names a subject some passages are about (their
+//! heading or file name), passages about other subjects are not quoted.
+//! The best sentence is quoted; a second only when it scores close to it in
+//! the same document; a sentence that leans on the one before ("They…")
+//! brings that one along. The same scorer picks the sentence shown for a
+//! related passage. Also used to quote the passage behind an identification.
+
+use std::collections::{HashMap, HashSet};
 
 use crate::language::Language;
-use std::collections::HashSet;
-
+use crate::retrieve::answer_type::AnswerType;
 use crate::retrieve::context::sentences;
 use crate::retrieve::ContextBlock;
-use crate::segment::{query_terms, tokens};
+use crate::segment::{is_cjk, query_terms, tokens};
 
-/// Sentences quoted at most, and passages drawn from.
-const MAX_SENTENCES: usize = 3;
-const MAX_BLOCKS: usize = 3;
+/// Passages whose sentences are candidates.
+const MAX_BLOCKS: usize = 4;
+/// A second sentence is quoted when it scores at least this share of the best.
+const CLOSE_TO_BEST: f32 = 0.85;
+/// Weights of the similarity (rescaled to 0–1 over the candidates) and of a
+/// sentence holding the kind of answer asked for, beside term coverage (0–1).
+const SIMILARITY_WEIGHT: f32 = 0.5;
+const ANSWER_TYPE_WEIGHT: f32 = 0.25;
 /// A sentence longer than this (in characters) is cut at a word boundary.
 const MAX_SENTENCE_CHARS: usize = 320;
+/// Words that open a sentence leaning on the one before it.
+const LEANING_OPENERS: &[&str] = &["they", "it", "its", "their", "them", "this", "these", "those", "he", "she", "both", "such"];
+const LEANING_OPENERS_ZH: &[&str] = &["它们", "它", "这些", "这种", "这", "其", "此", "他们", "她们"];
 
 /// The quoted answer and the labels it cites, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,11 +42,120 @@ pub struct Extract {
     pub cited: Vec<String>,
 }
 
-/// How many of the query's terms `sentence` (with its passage heading) contains.
-fn overlap(terms: &HashSet<String>, sentence: &str, heading: &str) -> usize {
-    let words: HashSet<String> = tokens(sentence).into_iter().collect();
-    let in_heading: HashSet<String> = tokens(heading).into_iter().collect();
-    terms.iter().map(|t| if words.contains(t) { 2 } else { usize::from(in_heading.contains(t)) }).sum()
+/// One candidate sentence and its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredSentence<'a> {
+    /// Index of its block in the blocks given, and of the sentence in it.
+    pub block: usize,
+    pub index: usize,
+    pub text: &'a str,
+    pub score: f32,
+}
+
+/// The question's terms and the kind of answer it asks for.
+struct Asked {
+    terms: Vec<String>,
+    kind: Option<AnswerType>,
+}
+
+/// The words a block is about: its title (first heading) and file name.
+pub(crate) fn subject_words(block: &ContextBlock) -> HashSet<String> {
+    let title = block.heading_path.split(" > ").next().unwrap_or_default();
+    let file = std::path::Path::new(&block.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default().replace(['-', '_'], " ");
+    tokens(title).into_iter().chain(tokens(&file)).collect()
+}
+
+/// The blocks about the subject the question names (a term some blocks'
+/// titles or file names hold), or all of them when it names none.
+fn about_the_subject<'a>(terms: &[String], blocks: Vec<&'a ContextBlock>) -> Vec<&'a ContextBlock> {
+    let about: Vec<HashSet<String>> = blocks.iter().map(|b| subject_words(b)).collect();
+    let named: Vec<&String> = terms.iter().filter(|t| about.iter().any(|words| words.contains(*t))).collect();
+    if named.is_empty() {
+        return blocks;
+    }
+    blocks.into_iter().zip(&about).filter(|(_, words)| named.iter().any(|t| words.contains(*t))).map(|(b, _)| b).collect()
+}
+
+/// The share of `term`'s characters (a Chinese word) found in `text`.
+fn character_share(term: &str, text: &str) -> f32 {
+    let chars: Vec<char> = term.chars().collect();
+    chars.iter().filter(|c| text.contains(**c)).count() as f32 / chars.len().max(1) as f32
+}
+
+/// IDF-weighted share of the question's terms in a sentence (full weight),
+/// only in its heading (half), or, for a Chinese term not segmented the
+/// same way, by its characters (half).
+fn coverage(asked: &Asked, weights: &[f32], words: &HashSet<String>, heading: &HashSet<String>, text: &str) -> f32 {
+    let total: f32 = weights.iter().sum();
+    let held = |term: &String| {
+        if words.contains(term) {
+            1.0
+        } else if heading.contains(term) {
+            0.5
+        } else if term.chars().all(is_cjk) {
+            0.5 * character_share(term, text)
+        } else {
+            0.0
+        }
+    };
+    asked.terms.iter().zip(weights).map(|(t, w)| w * held(t)).sum::<f32>() / total.max(1e-6)
+}
+
+/// Every sentence of `blocks` scored against `question` (see the module docs).
+pub fn score_sentences<'a>(question: &str, blocks: &[&'a ContextBlock]) -> Vec<ScoredSentence<'a>> {
+    let asked = Asked { terms: query_terms(question), kind: AnswerType::asked_by(question) };
+    let candidates: Vec<(usize, usize, &'a str)> =
+        blocks.iter().enumerate().flat_map(|(b, block)| sentences(&block.text).into_iter().enumerate().map(move |(i, s)| (b, i, s))).collect();
+    let words: Vec<HashSet<String>> = candidates.iter().map(|(_, _, s)| tokens(s).into_iter().collect()).collect();
+    let headings: Vec<HashSet<String>> = blocks.iter().map(|b| tokens(&b.heading_path).into_iter().collect()).collect();
+    let n = candidates.len() as f32;
+    let weights: Vec<f32> = asked
+        .terms
+        .iter()
+        .map(|t| {
+            let df = candidates.iter().zip(&words).filter(|((b, _, _), w)| w.contains(t) || headings[*b].contains(t)).count() as f32;
+            (1.0 + (n + 1.0) / (df + 1.0)).ln()
+        })
+        .collect();
+    let similarity = rescaled_similarity(blocks, &candidates);
+    candidates
+        .iter()
+        .zip(&words)
+        .enumerate()
+        .map(|(k, (&(block, index, text), words))| {
+            let lexical = coverage(&asked, &weights, words, &headings[block], text);
+            let kind = asked.kind.is_some_and(|kind| kind.found_in(text));
+            let score = lexical + SIMILARITY_WEIGHT * similarity.get(k).copied().unwrap_or(0.0) + if kind { ANSWER_TYPE_WEIGHT } else { 0.0 };
+            ScoredSentence { block, index, text, score }
+        })
+        .collect()
+}
+
+/// The embedder's similarity of each candidate to the question, rescaled to
+/// 0–1 over the candidates; empty when some block has none (no embedder, or
+/// one that does not read the question's language).
+fn rescaled_similarity(blocks: &[&ContextBlock], candidates: &[(usize, usize, &str)]) -> Vec<f32> {
+    let raw: Option<Vec<f32>> = candidates.iter().map(|&(b, i, _)| blocks[b].sentence_similarity.get(i).copied()).collect();
+    let Some(raw) = raw.filter(|r| r.len() > 1) else { return Vec::new() };
+    let (low, high) = raw.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    raw.iter().map(|v| if high > low { (v - low) / (high - low) } else { 0.0 }).collect()
+}
+
+/// The best of `scored` (the earliest among equals).
+fn best<'s, 'a>(scored: impl Iterator<Item = &'s ScoredSentence<'a>>) -> Option<&'s ScoredSentence<'a>>
+where
+    'a: 's,
+{
+    scored.fold(None, |kept: Option<&ScoredSentence>, s| match kept {
+        Some(k) if k.score >= s.score => Some(k),
+        _ => Some(s),
+    })
+}
+
+/// Whether `sentence` opens with a word that points back ("They", "它们").
+fn leans_on_previous(sentence: &str) -> bool {
+    let first = sentence.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).unwrap_or_default().to_lowercase();
+    LEANING_OPENERS.contains(&first.as_str()) || LEANING_OPENERS_ZH.iter().any(|w| sentence.starts_with(w))
 }
 
 fn shorten(sentence: &str) -> String {
@@ -40,65 +167,47 @@ fn shorten(sentence: &str) -> String {
     format!("{}…", cut[..at].trim_end())
 }
 
-/// The best sentences of `blocks` for `question`: the top passage's best
-/// one or two, then the best of the next passages when they match the
-/// question's terms. `None` when there is no passage.
+/// The sentences of `blocks` that answer `question` (see the module docs);
+/// passages in the question's language are preferred when there are any.
+/// `None` when there is no passage.
 pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract> {
     let language = Language::of_query(question);
-    let same: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
-    let chosen: Vec<&ContextBlock> = if same.is_empty() { blocks.iter().collect() } else { same };
-    let terms: HashSet<String> = query_terms(question).into_iter().collect();
-    let mut picked: Vec<(usize, usize, &str, &str)> = Vec::new(); // (block rank, sentence index, text, label)
-    let mut best_score = 0;
-    for (rank, block) in chosen.iter().take(MAX_BLOCKS).enumerate() {
-        let mut scored: Vec<(usize, usize, &str)> =
-            sentences(&block.text).into_iter().enumerate().map(|(i, s)| (overlap(&terms, s, &block.heading_path), i, s)).collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        if rank == 0 {
-            best_score = scored.first().map_or(0, |s| s.0);
-        }
-        // Another passage's sentence joins only if it matches the question in
-        // its own words about as well as the best one (not a heading word alone).
-        let enough = |score: usize| if rank == 0 { score > 0 } else { score >= 2 && score * 2 > best_score };
-        let wanted = if rank == 0 { 2 } else { 1 };
-        let mut chosen: Vec<(usize, &str)> = scored.iter().take(wanted).filter(|s| enough(s.0) || (rank == 0 && s.1 == 0)).map(|s| (s.1, s.2)).collect();
-        // The top passage's best sentence alone says little: its next one goes with it.
-        if let (0, [(best, _)]) = (rank, chosen.as_slice()) {
-            let next = best + 1;
-            if let Some(&(_, _, sentence)) = scored.iter().find(|s| s.1 == next) {
-                chosen.push((next, sentence));
-            }
-        }
-        for (index, sentence) in chosen {
-            if picked.len() < MAX_SENTENCES {
-                picked.push((rank, index, sentence, &block.label));
-            }
+    let in_language: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
+    let pool: Vec<&ContextBlock> = if in_language.is_empty() { blocks.iter().collect() } else { in_language };
+    let pool = about_the_subject(&query_terms(question), pool.into_iter().take(MAX_BLOCKS).collect());
+    let scored = score_sentences(question, &pool);
+    let top = best(scored.iter())?;
+    let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
+    let same_document = |s: &&ScoredSentence| pool[s.block].source == pool[top.block].source && (s.block, s.index) != (top.block, top.index);
+    if let Some(second) = best(scored.iter().filter(same_document)).filter(|s| s.score > 0.0 && s.score >= CLOSE_TO_BEST * top.score) {
+        picked.push((second.block, second.index));
+    }
+    let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
+    for (block, index) in picked.clone() {
+        if index > 0 && leans_on_previous(text_of[&(block, index)]) && !picked.contains(&(block, index - 1)) {
+            picked.push((block, index - 1));
         }
     }
-    if picked.is_empty() {
-        return None;
-    }
-    picked.sort_by_key(|p| (p.0, p.1));
+    picked.sort_unstable();
     let mut cited: Vec<String> = Vec::new();
     let parts: Vec<String> = picked
         .iter()
-        .map(|&(_, _, sentence, label)| {
-            if !cited.iter().any(|c| c == label) {
-                cited.push(label.to_string());
+        .map(|key| {
+            let label = &pool[key.0].label;
+            if !cited.contains(label) {
+                cited.push(label.clone());
             }
-            format!("{} [{label}]", shorten(sentence))
+            format!("{} [{label}]", shorten(text_of[key]))
         })
         .collect();
     Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
 }
 
-/// The sentence of `block` that shares the most of `question`'s terms (its
-/// first when none does), shortened.
+/// The sentence of `block` that best answers `question` (its first when
+/// none matches), shortened: what a related passage shows.
 pub fn closest_sentence(question: &str, block: &ContextBlock) -> String {
-    let terms: HashSet<String> = query_terms(question).into_iter().collect();
-    let all = sentences(&block.text);
-    let best = all.iter().enumerate().max_by_key(|(i, s)| (overlap(&terms, s, &block.heading_path), std::cmp::Reverse(*i))).map(|(_, s)| *s);
-    shorten(best.unwrap_or(block.text.trim()))
+    let scored = score_sentences(question, &[block]);
+    shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text))
 }
 
 /// The banner over an extractive answer, in the question's language.
@@ -125,25 +234,47 @@ pub(crate) mod tests {
             text: text.into(),
             collection: None,
             url: None,
+            sentence_similarity: Vec::new(),
         }
     }
 
     #[test]
-    fn the_best_sentences_are_quoted_with_their_labels() {
+    fn the_sentence_that_answers_is_quoted_alone_and_another_subjects_page_is_not() {
         let blocks = [
             block("S1", "Cockatiel > Diet", "Cockatiels are small. In the wild they eat grass seeds. Pellets should form most of a pet's diet."),
             block("S2", "Budgerigar > Diet", "Budgerigars eat seeds and greens."),
             block("S3", "Cage", "A cage needs perches."),
         ];
         let got = extract_answer("What do cockatiels eat?", &blocks).unwrap();
-        assert_eq!(got.text, "Cockatiels are small. [S1] In the wild they eat grass seeds. [S1] Budgerigars eat seeds and greens. [S2]");
-        assert_eq!(got.cited, ["S1", "S2"]);
-        let unrelated = [
-            block("S1", "Cockatiel > Diet", "In the wild cockatiels eat grass seeds. Pellets should form most of a pet's diet."),
-            block("S2", "Cage", "A cage for cockatiels needs perches of several widths."),
-        ];
-        let got = extract_answer("What do cockatiels eat?", &unrelated).unwrap();
-        assert_eq!(got.cited, ["S1"], "a sentence sharing only the subject's name is not evidence: {}", got.text);
+        assert_eq!(got.text, "In the wild they eat grass seeds. [S1]");
+        assert_eq!(got.cited, ["S1"], "the question names its subject: another subject's page is not quoted");
+    }
+
+    #[test]
+    fn a_sentence_that_leans_on_the_one_before_brings_it_along() {
+        let blocks = [block("S1", "Budgerigar > Lifespan", "Budgerigars are popular pets. They live 5 to 10 years when well cared for. Cages need cleaning.")];
+        let got = extract_answer("How long do budgerigars live?", &blocks).unwrap();
+        assert_eq!(got.text, "Budgerigars are popular pets. [S1] They live 5 to 10 years when well cared for. [S1]");
+    }
+
+    #[test]
+    fn the_kind_of_answer_asked_and_the_similarity_pick_among_sentences() {
+        let bread = block(
+            "S1",
+            "Bread > Method",
+            "Mix the flour and water. Let the dough rise for twelve hours in a cool kitchen before shaping the loaf. Bake for 40 minutes.",
+        );
+        let got = extract_answer("How long should the dough rise?", &[bread]).unwrap();
+        assert_eq!(got.text, "Let the dough rise for twelve hours in a cool kitchen before shaping the loaf. [S1]", "no fill up to three sentences");
+        let mut soup = block("S1", "Soup > Storage", "Keep the pot in the fridge for three days. Frozen, the soup keeps for three months.");
+        let question = "Can I put leftovers in the freezer?";
+        assert_eq!(
+            extract_answer(question, std::slice::from_ref(&soup)).unwrap().text,
+            "Keep the pot in the fridge for three days. [S1]",
+            "no similarity: the first of equals"
+        );
+        soup.sentence_similarity = vec![0.31, 0.62];
+        assert_eq!(extract_answer(question, &[soup]).unwrap().text, "Frozen, the soup keeps for three months. [S1]", "the embedder's similarity decides");
     }
 
     #[test]

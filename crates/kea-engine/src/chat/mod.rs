@@ -8,6 +8,7 @@ pub mod conversations;
 pub mod enhance;
 pub mod export;
 pub mod extractive;
+mod followup;
 pub mod router;
 pub mod verify;
 
@@ -122,10 +123,10 @@ impl Answerer<'_> {
             router::RouterMode::Keywords => None,
         };
         let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };
-        let (route, router_fallback) = router::decide(options.router, llm, question, &context, cancelled);
+        let (mut route, router_fallback) = router::decide(options.router, llm, question, &context, cancelled);
         sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
 
-        let retrieval = if route.use_rag { Some(self.retrieve_for_chat(llm, question, &route, options, sink)?) } else { None };
+        let retrieval = if route.use_rag { Some(self.retrieve_routed(llm, (question, subject.as_deref()), &mut route, options, sink)?) } else { None };
         let summaries = match (&retrieval, options.enhance.summary) {
             (Some(r), true) => {
                 let t = Instant::now();

@@ -73,6 +73,17 @@ pub struct Route {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub translated_query: Option<String>,
     pub decided_by: DecidedBy,
+    /// How a follow-up was checked against the question's own subject
+    /// (see `Answerer::ask`), in English, for the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followup_check: Option<String>,
+}
+
+impl Route {
+    /// This route as a new question: searched as asked, not as a follow-up.
+    pub fn standing_alone(self, question: &str, why: String) -> Route {
+        Route { is_followup: false, search_query: question.trim().to_string(), followup_check: Some(why), ..self }
+    }
 }
 
 /// The JSON schema the router's answer must follow (`translated`: with
@@ -160,6 +171,7 @@ pub fn parse_route(text: &str) -> Option<Route> {
         search_query: text_of("search_query")?,
         translated_query: text_of("translated_query").filter(|t| !t.is_empty()),
         decided_by: DecidedBy::Llm,
+        followup_check: None,
     })
 }
 
@@ -211,7 +223,7 @@ pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
         (true, true, Some(s)) => format!("{} {}", subject_name(s, question), question.trim()),
         _ => question.trim().to_string(),
     };
-    Route { is_followup: followup && use_rag, use_rag, search_query, translated_query: None, decided_by: DecidedBy::Keywords }
+    Route { is_followup: followup && use_rag, use_rag, search_query, translated_query: None, decided_by: DecidedBy::Keywords, followup_check: None }
 }
 
 /// Routes with the LLM, falling back to keywords; the error (if any) says

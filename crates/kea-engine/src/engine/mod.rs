@@ -680,6 +680,11 @@ impl Engine {
     /// Embeds a query with the query instance of the model (loaded on first
     /// use; the ingest instance loads too only if the store must switch model).
     fn embed_query_text(&self, query: &str) -> Result<Vec<f32>> {
+        self.with_query_embedder(|embedder| embedder.embed_query(query))
+    }
+
+    /// Runs `f` with the query-time embedder (one thread), loading it on first use.
+    fn with_query_embedder<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> Result<T>) -> Result<T> {
         let mut slot = self.query_embedder.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let options = crate::embed::EmbedOptions { threads: Some(1), ..self.config.embed.clone() };
@@ -690,7 +695,7 @@ impl Engine {
             }
             *slot = Some(model);
         }
-        slot.as_deref_mut().expect("query embedder was just loaded").embed_query(query)
+        f(slot.as_deref_mut().expect("query embedder was just loaded"))
     }
 
     /// Runs `f` with the cross-encoder, loading it on first use. `Ok(None)`
@@ -753,6 +758,10 @@ impl crate::labels::Subjects for Engine {
 impl QueryModels for Engine {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
         self.embed_query_text(query)
+    }
+
+    fn embed_sentences(&self, sentences: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.with_query_embedder(|embedder| embedder.embed_passages(sentences))
     }
 
     fn cross_encode(&self, query: &str, passages: &[String]) -> Result<Option<Vec<f32>>> {

@@ -11,6 +11,7 @@
 //! the ones to report). Kea ships a fit for its default embedder and a
 //! lexical one for any other; a user's own fit lives in the data folder.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,9 @@ pub struct FitReport {
     pub out_of_fold: (OutcomeRates, OutcomeRates),
     /// Outcomes on the test split (never fitted on), answerable then unanswerable.
     pub test: Option<(OutcomeRates, OutcomeRates)>,
+    /// The same by group: "all", each language, each "collection/language".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub held_out: BTreeMap<String, (OutcomeRates, OutcomeRates)>,
 }
 
 /// How readily a collection answers: the relevance decision's thresholds
@@ -268,30 +272,38 @@ fn quantile(values: &[f32], q: f32) -> f32 {
 }
 
 /// What a fit aims for: the share of unanswerable questions not answered
-/// outright (the rest are unsure or refused), out of fold.
+/// outright (the rest are unsure or refused), out of fold; and what an
+/// unsure outcome costs against a refusal of an answerable question (1).
 pub struct Targets {
     pub keep_unanswerable: f32,
+    pub unsure_cost: f32,
 }
 
-/// The refusal threshold: the probability below which refusing makes the
-/// fewest mistakes, a false refusal counting as much as a false answer
-/// (each as a share of its class).
-fn balanced_threshold(answerable: &[f32], unanswerable: &[f32]) -> f32 {
-    let error = |t: f32| {
-        let refused = answerable.iter().filter(|&&p| p < t).count() as f32 / answerable.len().max(1) as f32;
-        let answered = unanswerable.iter().filter(|&&p| p >= t).count() as f32 / unanswerable.len().max(1) as f32;
-        refused + answered
-    };
-    let mut candidates: Vec<f32> = answerable.iter().chain(unanswerable).copied().collect();
+impl Targets {
+    /// Kea's own: at most 4% of unanswerable questions answered outright;
+    /// an unanswerable question left unsure (related passages, no answer
+    /// claimed) costs a fifth of a refused answerable one, which hides a page
+    /// the user asked about.
+    pub const SHIPPED: Targets = Targets { keep_unanswerable: 0.96, unsure_cost: 0.2 };
+}
+
+/// The refusal threshold (at most `answer_at`): the one with the least
+/// cost, a refused answerable question costing 1 and an unanswerable one
+/// left unsure instead of refused `unsure_cost` (each as a share of its class).
+fn refusal_threshold(answerable: &[f32], unanswerable: &[f32], answer_at: f32, unsure_cost: f32) -> f32 {
+    let share = |values: &[f32], keep: &dyn Fn(f32) -> bool| values.iter().filter(|&&p| keep(p)).count() as f32 / values.len().max(1) as f32;
+    let cost = |t: f32| share(answerable, &|p| p < t) + unsure_cost * share(unanswerable, &|p| p >= t && p < answer_at);
+    let mut candidates: Vec<f32> = answerable.iter().chain(unanswerable).copied().filter(|&p| p <= answer_at).collect();
+    candidates.push(answer_at);
     candidates.sort_by(f32::total_cmp);
-    candidates.iter().copied().min_by(|a, b| error(*a).total_cmp(&error(*b))).unwrap_or(0.5)
+    candidates.iter().copied().min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(0.5)
 }
 
 /// Fits `features` on `samples` with `folds`-fold cross-validation. Fold
 /// membership is `fold_of(i)`. On the out-of-fold probabilities, the
-/// refusal threshold makes the fewest mistakes and the answer threshold
-/// answers at most `1 − targets.keep_unanswerable` of the unanswerable
-/// questions outright (between the two: unsure). The final coefficients
+/// answer threshold answers at most `1 − targets.keep_unanswerable` of the
+/// unanswerable questions outright and the refusal threshold below it costs
+/// the least (see [`refusal_threshold`]; between the two: unsure). The final coefficients
 /// are fitted on every sample; the report holds the out-of-fold outcomes.
 pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, fold_of: &dyn Fn(usize) -> usize, targets: &Targets) -> Result<Calibration> {
     let answerable = samples.iter().filter(|s| s.answerable).count();
@@ -311,14 +323,14 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
         }
     }
     let of_class = |a: bool| -> Vec<f32> { samples.iter().zip(&out_of_fold).filter(|(s, _)| s.answerable == a).map(|(_, p)| *p).collect() };
-    let refuse_below = balanced_threshold(&of_class(true), &of_class(false));
-    let answer_at = (quantile(&of_class(false), targets.keep_unanswerable) + 1e-4).max(refuse_below);
+    let answer_at = quantile(&of_class(false), targets.keep_unanswerable) + 1e-4;
+    let refuse_below = refusal_threshold(&of_class(true), &of_class(false), answer_at, targets.unsure_cost);
     let all: Vec<&Sample> = samples.iter().collect();
     let labels: Vec<bool> = all.iter().map(|s| s.answerable).collect();
     let mut calibration = Calibration { answer_at, refuse_below, ..Calibration::fitted_on(model, features, fit_weights(&matrix(&all, features), &labels)) };
     let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
     calibration.fitted =
-        FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), test: None };
+        FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), ..FitReport::default() };
     Ok(calibration)
 }
 
@@ -335,7 +347,7 @@ mod tests {
         let samples: Vec<Sample> =
             (0..60).map(|i| sample(if i % 2 == 0 { 0.6 + (i % 7) as f32 * 0.05 } else { 0.1 + (i % 5) as f32 * 0.05 }, i % 2 == 0)).collect();
         let features = vec!["coverage".to_string(), "noise".to_string()];
-        let targets = Targets { keep_unanswerable: 0.92 };
+        let targets = Targets { keep_unanswerable: 0.92, unsure_cost: 0.1 };
         let fitted = fit(&samples, &features, "m", 5, &|i| i % 5, &targets).unwrap();
         assert!(fitted.weights[0] > 1.0, "coverage raises the probability: {:?}", fitted.weights);
         let (answerable, unanswerable) = &fitted.fitted.out_of_fold;
@@ -349,7 +361,7 @@ mod tests {
     #[test]
     fn overlapping_classes_get_an_unsure_band() {
         let samples: Vec<Sample> = (0..100).map(|i| sample((i % 10) as f32 / 10.0 + if i % 2 == 0 { 0.15 } else { 0.0 }, i % 2 == 0)).collect();
-        let fitted = fit(&samples, &["coverage".to_string()], "m", 5, &|i| i % 5, &Targets { keep_unanswerable: 0.92 }).unwrap();
+        let fitted = fit(&samples, &["coverage".to_string()], "m", 5, &|i| i % 5, &Targets { keep_unanswerable: 0.92, unsure_cost: 0.1 }).unwrap();
         assert!(fitted.refuse_below < fitted.answer_at, "{} {}", fitted.refuse_below, fitted.answer_at);
         let (answerable, unanswerable) = &fitted.fitted.out_of_fold;
         assert!(answerable.refused <= 0.2 && unanswerable.answered <= 0.09, "{answerable:?} {unanswerable:?}");

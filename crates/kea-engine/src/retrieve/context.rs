@@ -24,6 +24,10 @@ pub struct ContextBlock {
     /// The document's web address, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The embedder's similarity of each of its sentences to the question
+    /// (empty when not computed), for the extractive answer's scorer.
+    #[serde(skip)]
+    pub sentence_similarity: Vec<f32>,
 }
 
 /// The assembled context.
@@ -138,6 +142,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
             text: body,
             collection: first.collection.clone(),
             url: first.url.clone(),
+            sentence_similarity: Vec::new(),
         });
     }
     context

@@ -148,12 +148,18 @@ impl Relevance {
     }
 }
 
+/// The inverse document frequency of a term in `count` of `total` chunks.
+/// A term no chunk has weighs as one in a single chunk: in a small folder
+/// about something else, a question's everyday words are absent from every
+/// document, and that says less about the question than its rare words.
+fn idf(count: usize, total: usize) -> f32 {
+    ((total as f32 + 1.0) / (count.max(1) as f32 + 0.5)).ln()
+}
+
 /// IDF-weighted coverage of `terms` by `found`; `counts` are the terms'
-/// chunk frequencies among `total` chunks. A term absent from the whole
-/// collection weighs the most.
+/// chunk frequencies among `total` chunks. Rare terms weigh the most.
 pub fn weighted_coverage(terms: &[String], counts: &[usize], total: usize, found: &HashSet<&str>) -> f32 {
-    let idf = |count: usize| ((total as f32 + 1.0) / (count as f32 + 0.5)).ln().max(0.05);
-    let weights: Vec<f32> = counts.iter().map(|&c| idf(c)).collect();
+    let weights: Vec<f32> = counts.iter().map(|&c| idf(c, total).max(0.05)).collect();
     let sum: f32 = weights.iter().sum();
     if sum <= 0.0 {
         return 0.0;
@@ -173,8 +179,9 @@ struct Lexical {
     sentence_coverage: f32,
     unknown: f32,
     /// The IDF of the rarest question term the top passages hold, over the
-    /// largest IDF possible: high when they share the question's specific
-    /// subject, low when only common words match.
+    /// largest IDF a term found can have (whatever the collection's size):
+    /// high when they share the question's specific subject, low when only
+    /// common words match.
     specific: f32,
     /// Whether the question names a specific Chinese noun no document has
     /// (a subject the collection never mentions, not filler like 平时).
@@ -190,8 +197,7 @@ impl Retriever<'_> {
         let found: HashSet<&str> = tokens.iter().map(String::as_str).collect();
         let top_tokens = self.passages().tokens_in_chunks(terms, &ids[..ids.len().min(1)])?;
         let top_found: HashSet<&str> = top_tokens.iter().map(String::as_str).collect();
-        let idf = |count: usize| ((total as f32 + 1.0) / (count as f32 + 0.5)).ln();
-        let rarest_found = terms.iter().zip(&counts).filter(|(t, _)| found.contains(t.as_str())).map(|(_, &c)| idf(c)).fold(0.0f32, f32::max);
+        let rarest_found = terms.iter().zip(&counts).filter(|(t, _)| found.contains(t.as_str())).map(|(_, &c)| idf(c, total)).fold(0.0f32, f32::max);
         let known: Vec<String> = terms.iter().zip(&counts).filter(|(_, &c)| c > 0).map(|(t, _)| t.clone()).collect();
         let known: HashSet<&str> = known.iter().map(String::as_str).collect();
         let sentence_coverage = hits
@@ -205,7 +211,7 @@ impl Retriever<'_> {
             top_coverage: weighted_coverage(terms, &counts, total, &top_found),
             sentence_coverage,
             unknown: 1.0 - weighted_coverage(terms, &counts, total, &known),
-            specific: rarest_found / idf(0).max(1e-3),
+            specific: rarest_found / idf(1, total).max(1e-3),
             unknown_noun: terms.iter().zip(&counts).any(|(t, &c)| c == 0 && is_specific_chinese_noun(t)),
             missing: terms.iter().zip(&counts).filter(|(t, _)| !found.contains(t.as_str())).map(|(t, &c)| (t.clone(), c)).collect(),
         })

@@ -8,8 +8,9 @@ use crate::language::Language;
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
+use super::calibration::Outcome;
 use super::passages::Passages;
-use super::{context, prepare_query, stages, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
+use super::{context, prepare_query, stages, Context, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
 use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
@@ -17,6 +18,8 @@ use crate::vectors::VectorIndex;
 /// The models retrieval runs at query time (the engine loads them lazily).
 pub trait QueryModels {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>>;
+    /// Embeds short passages (sentences) as documents, in one batch.
+    fn embed_sentences(&self, sentences: &[String]) -> Result<Vec<Vec<f32>>>;
     /// The cross-encoder's probability per passage; `Ok(None)` when none is configured.
     fn cross_encode(&self, query: &str, passages: &[String]) -> Result<Option<Vec<f32>>>;
     /// The embedding model's languages (empty: many or unknown).
@@ -36,6 +39,20 @@ const CROSS_LINGUAL_POOL: usize = 4;
 /// language's passage at this rank (0-based), so the best same-language
 /// passages stay first. Chosen on tests/golden (cross-lingual vs same-language).
 const CROSS_LINGUAL_BEHIND: usize = 1;
+
+/// Blocks whose sentences are compared with the question, and how many
+/// sentences at most (one batch of the embedder).
+const SENTENCE_BLOCKS: usize = 6;
+const MAX_SENTENCES_COMPARED: usize = 80;
+
+/// `v` scaled to length 1 (unchanged when it is zero).
+fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
 
 /// Runs retrieval over borrowed parts.
 pub struct Retriever<'a> {
@@ -154,15 +171,51 @@ impl<'a> Retriever<'a> {
         total: std::time::Instant,
     ) -> Result<Retrieval> {
         let t = super::start();
-        let context = context::of_hits(&hits, config.context_tokens);
+        let mut context = context::of_hits(&hits, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
         let relevance = self.judge_relevance_translated(query, translated, &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
+        if relevance.outcome != Outcome::Refused && config.dense {
+            let t = super::start();
+            if let Err(e) = self.sentence_similarity(query, &mut context) {
+                trace.fallbacks.push(format!("sentences not compared with the question, words alone pick the quote: {e}"));
+            }
+            trace.stages.push(StageTrace { stage: "sentences", ms: t.ms(), candidates: Vec::new() });
+        }
         trace.passages = self.name_passages(&trace, &hits)?;
         trace.total_ms = super::elapsed_ms(total);
         trace.relevance = Some(relevance.clone());
         Ok(Retrieval { hits, context, trace, relevance })
+    }
+
+    /// The embedder's similarity to `query` of each sentence of the first
+    /// blocks (one batched call), for the extractive answer's scorer
+    /// (`chat::extractive`). Nothing when the embedder does not read the
+    /// question's language.
+    fn sentence_similarity(&self, query: &str, context: &mut Context) -> Result<()> {
+        if !self.model_reads(Language::of_query(query)) {
+            return Ok(());
+        }
+        let mut texts: Vec<String> = Vec::new();
+        let mut covered = 0;
+        for block in context.blocks.iter().take(SENTENCE_BLOCKS) {
+            let sentences = context::sentences(&block.text);
+            if texts.len() + sentences.len() > MAX_SENTENCES_COMPARED {
+                break;
+            }
+            texts.extend(sentences.into_iter().map(str::to_string));
+            covered += 1;
+        }
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let question = normalised(self.models.embed_query(query)?);
+        let mut similarity = self.models.embed_sentences(&texts)?.into_iter().map(|v| normalised(v).iter().zip(&question).map(|(a, b)| a * b).sum::<f32>());
+        for block in context.blocks.iter_mut().take(covered) {
+            block.sentence_similarity = similarity.by_ref().take(context::sentences(&block.text).len()).collect();
+        }
+        Ok(())
     }
 
     /// Nearest neighbours of each phrasing, merged; with a multilingual

@@ -13,8 +13,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::retrieve::calibration::{self, Calibration, Outcome, OutcomeRates, Sample, Targets};
+use crate::retrieve::calibration::{Calibration, Outcome, OutcomeRates};
 use crate::retrieve::RetrievalConfig;
+
+pub mod answers;
+pub mod signals;
 
 /// One golden question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +36,10 @@ pub struct GoldenItem {
     /// translates would give it (searched and judged as in a chat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub translated: Option<String>,
+    /// A phrase of the relevant document that holds the answer (an
+    /// extractive answer that answers should quote it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 impl GoldenItem {
@@ -214,6 +221,9 @@ pub struct EvalResult {
     /// Fallbacks that fired (e.g. no reranker), with how many queries hit each.
     pub fallbacks: BTreeMap<String, usize>,
     pub ms_per_query: f64,
+    /// What a user without a language model sees for the answerable
+    /// questions, overall ("all") and per language (see [`answers`]).
+    pub answers: BTreeMap<String, answers::AnswerRates>,
 }
 
 /// The one eval runner (the CLI's `kea eval` and the app's Evaluate): each
@@ -228,8 +238,8 @@ pub fn golden_or_sample(path: Option<&Path>) -> Result<Vec<GoldenItem>> {
     match path {
         Some(path) => load_golden(path),
         None => {
-            let mut items = parse_golden(include_str!("../../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
-            items.extend(parse_golden(include_str!("../../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);
+            let mut items = parse_golden(include_str!("../../../../tests/golden/sample-knowledge.jsonl"), "shipped golden set")?;
+            items.extend(parse_golden(include_str!("../../../../tests/golden/unanswerable.jsonl"), "shipped unanswerable set")?);
             Ok(items)
         }
     }
@@ -259,10 +269,11 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
     let mut misses = Vec::new();
     let mut fallbacks: BTreeMap<String, usize> = BTreeMap::new();
     let mut decisions = Vec::with_capacity(items.len());
+    let mut seen = Vec::new();
     for item in items {
         let retrieval = retrieve(engine, item, &config)?;
-        for fallback in retrieval.trace.fallbacks {
-            *fallbacks.entry(fallback).or_default() += 1;
+        for fallback in &retrieval.trace.fallbacks {
+            *fallbacks.entry(fallback.clone()).or_default() += 1;
         }
         let judged = &retrieval.relevance;
         decisions.push(Decision {
@@ -274,6 +285,7 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
         if !item.answerable {
             continue;
         }
+        seen.push(answers::seen(item, &retrieval));
         let ranked: Vec<(String, String)> = retrieval.hits.iter().map(|h| (h.chunk.source.clone(), h.chunk.heading_path.clone())).collect();
         let metrics = score_ranking(&ranked, &item.relevant);
         if metrics.recall_10 < 1.0 {
@@ -295,12 +307,8 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
         misses,
         fallbacks,
         ms_per_query: (ms * 100.0).round() / 100.0,
+        answers: answers::rates(&seen),
     })
-}
-
-/// The signals every golden question gets from retrieval with `config`.
-fn samples(engine: &Engine, items: &[&GoldenItem], config: &RetrievalConfig) -> Result<Vec<Sample>> {
-    items.iter().map(|item| Ok(Sample { signals: retrieve(engine, item, config)?.relevance.signals, answerable: item.answerable })).collect()
 }
 
 /// The signals the shipped model weighs; `dense` only for the embedder it is fitted with.
@@ -321,28 +329,10 @@ pub enum FitScope {
 }
 
 /// Fits the relevance decision on the golden questions not marked `test`
-/// (`folds`-fold cross-validation, folds drawn from a hash of each question)
-/// and reports it on the `test` ones. `model` is the embedder it applies
-/// to (empty: any, without the dense signal).
+/// and reports it on the `test` ones (see [`signals::calibrate_rows`]).
+/// `model` is the embedder it applies to (empty: any, without the dense signal).
 pub fn calibrate(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, model: &str, folds: usize, scope: FitScope) -> Result<Calibration> {
-    let config = RetrievalConfig { rerank: false, ..config.clone() };
-    let in_scope = |sample: &Sample| scope == FitScope::All || sample.signals.iter().any(|(n, v)| n == calibration::CROSS_LINGUAL && *v > 0.5);
-    let (test, train): (Vec<&GoldenItem>, Vec<&GoldenItem>) = items.iter().partition(|i| i.is_test());
-    let (train_samples, fold_keys): (Vec<Sample>, Vec<usize>) = samples(engine, &train, &config)?
-        .into_iter()
-        .zip(&train)
-        .filter(|(s, _)| in_scope(s))
-        .map(|(s, i)| (s, blake3::hash(i.query.as_bytes()).as_bytes()[0] as usize % folds.max(1)))
-        .unzip();
-    let targets = Targets { keep_unanswerable: 0.92 };
-    let mut fitted = calibration::fit(&train_samples, &calibration_features(!model.is_empty()), model, folds, &|i| fold_keys[i], &targets)?;
-    let held_out: Vec<Sample> = samples(engine, &test, &config)?.into_iter().filter(in_scope).collect();
-    if !held_out.is_empty() {
-        let outcomes =
-            |a: bool| -> Vec<Outcome> { held_out.iter().filter(|s| s.answerable == a).map(|s| fitted.outcome(fitted.probability(&s.signals))).collect() };
-        fitted.fitted.test = Some((OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))));
-    }
-    Ok(fitted)
+    signals::calibrate_rows(&signals::rows(engine, items, config, "")?, model, folds, scope)
 }
 
 /// The configurations compared when none are given: each stage added in turn.

@@ -1,0 +1,110 @@
+//! A golden question's decision signals, saved as one JSON line, so that one
+//! decision can be fitted on questions asked of several collections (each
+//! indexed on its own) and reported, per language and per collection, on
+//! the held-out ones (`"split": "test"`, whole held-out collections included).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{retrieve, FitScope, GoldenItem};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::retrieve::calibration::{self, Calibration, Outcome, OutcomeRates, Sample, Signals, Targets};
+use crate::retrieve::RetrievalConfig;
+
+/// One golden question's signals and labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignalRow {
+    pub query: String,
+    pub lang: String,
+    pub answerable: bool,
+    /// Held out: never fitted on, reported.
+    #[serde(default)]
+    pub test: bool,
+    /// The collection it was asked of (a label for the report).
+    #[serde(default)]
+    pub collection: String,
+    pub signals: Signals,
+}
+
+/// The signals of every item of `items`, asked of `engine` (no reranker:
+/// the calibrated decision is the one without one).
+pub fn rows(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, collection: &str) -> Result<Vec<SignalRow>> {
+    let config = RetrievalConfig { rerank: false, ..config.clone() };
+    items
+        .iter()
+        .map(|item| {
+            Ok(SignalRow {
+                query: item.query.clone(),
+                lang: item.lang.clone().unwrap_or_else(|| "-".into()),
+                answerable: item.answerable,
+                test: item.is_test(),
+                collection: collection.to_string(),
+                signals: retrieve(engine, item, &config)?.relevance.signals,
+            })
+        })
+        .collect()
+}
+
+pub fn write_rows(path: &Path, rows: &[SignalRow]) -> Result<()> {
+    let text: String = rows
+        .iter()
+        .map(|r| serde_json::to_string(r).map(|l| l + "\n"))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::io("encoding signals", e.into()))?;
+    std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+pub fn read_rows(path: &Path) -> Result<Vec<SignalRow>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| serde_json::from_str(l).map_err(|e| Error::InvalidInput(format!("{}:{}: not a signal row: {e}", path.display(), n + 1))))
+        .collect()
+}
+
+/// Fits the decision on the rows not held out (`folds`-fold, folds drawn
+/// from a hash of each question) and reports it on the held-out ones,
+/// overall, per language and per collection and language. The main fit
+/// leaves out the questions it does not decide: those whose passages are
+/// all in another language (the cross-lingual fit's) and those refused by
+/// rule (no shared word, no similarity).
+pub fn calibrate_rows(rows: &[SignalRow], model: &str, folds: usize, scope: FitScope) -> Result<Calibration> {
+    let value = |row: &SignalRow, name: &str| row.signals.iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v);
+    let cross_lingual = |row: &SignalRow| value(row, calibration::CROSS_LINGUAL) > 0.5;
+    // Nothing shared and no similarity: refused by rule, whatever a fit says.
+    let by_rule = |row: &SignalRow| value(row, "coverage") <= 0.0 && value(row, "dense") <= 0.0;
+    let in_scope = |row: &&SignalRow| match scope {
+        FitScope::All => !cross_lingual(row) && !by_rule(row),
+        FitScope::CrossLingual => cross_lingual(row),
+    };
+    let (test, train): (Vec<&SignalRow>, Vec<&SignalRow>) = rows.iter().filter(in_scope).partition(|r| r.test);
+    let samples: Vec<Sample> = train.iter().map(|r| Sample { signals: r.signals.clone(), answerable: r.answerable }).collect();
+    let fold_keys: Vec<usize> = train.iter().map(|r| blake3::hash(r.query.as_bytes()).as_bytes()[0] as usize % folds.max(1)).collect();
+    let mut fitted = calibration::fit(&samples, &super::calibration_features(!model.is_empty()), model, folds, &|i| fold_keys[i], &Targets::SHIPPED)?;
+    let held_out = held_out_rates(&fitted, &test);
+    fitted.fitted.test = held_out.get("all").cloned();
+    fitted.fitted.held_out = held_out;
+    Ok(fitted)
+}
+
+/// Outcome rates (answerable, unanswerable) of `rows` under `decision`:
+/// `"all"`, each language, and each `collection/language`.
+fn held_out_rates(decision: &Calibration, rows: &[&SignalRow]) -> BTreeMap<String, (OutcomeRates, OutcomeRates)> {
+    let mut groups: BTreeMap<String, Vec<&SignalRow>> = BTreeMap::new();
+    for row in rows {
+        groups.entry("all".into()).or_default().push(row);
+        groups.entry(row.lang.clone()).or_default().push(row);
+        if !row.collection.is_empty() {
+            groups.entry(format!("{}/{}", row.collection, row.lang)).or_default().push(row);
+        }
+    }
+    let rates = |group: &[&SignalRow], answerable: bool| {
+        let outcomes: Vec<Outcome> = group.iter().filter(|r| r.answerable == answerable).map(|r| decision.outcome(decision.probability(&r.signals))).collect();
+        OutcomeRates::of(&outcomes)
+    };
+    groups.into_iter().map(|(key, group)| (key, (rates(&group, true), rates(&group, false)))).collect()
+}

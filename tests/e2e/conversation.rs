@@ -1,0 +1,43 @@
+//! A conversation that changes subject, in the real app with no language
+//! model: a question naming another subject is not taken as a follow-up of
+//! the last one (even when it says "their"), and a follow-up after it is
+//! about the new subject.
+
+use std::time::Duration;
+
+use crate::harness::{retry, sample_parrots, App};
+use crate::soak::outcomes;
+
+const INDEXING: Duration = Duration::from_secs(120);
+const ANSWER: Duration = Duration::from_secs(90);
+
+/// Asks `question` and waits for its answer to end; the documents it shows
+/// (cited, or offered as related reading).
+async fn ask(app: &App, question: &str) -> String {
+    let before = outcomes(app).await.len();
+    app.wait_for("#question", ANSWER).await.send_keys(&format!("{question}\u{E007}")).await.unwrap();
+    let done = retry(ANSWER, || async {
+        let now = outcomes(app).await;
+        (now.len() > before && now.last().is_some_and(|o| o != "streaming")).then_some(now)
+    })
+    .await;
+    assert!(done.is_some(), "{question} got no answer; processes: {}", app.processes());
+    app.wait_for("#send:not([disabled])", ANSWER).await;
+    let last = "#messages .message.assistant:last-child";
+    let script = format!("return Array.from(document.querySelectorAll('{last} .sources, {last} .related')).map(e => e.textContent).join(' ')");
+    app.client.execute(&script, vec![]).await.unwrap().as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_that_changes_subject_follows_the_new_one() {
+    let mut app = App::start_with("changing-subject", None, &[("KEA_EMBEDDED_MODEL", String::new())], &[sample_parrots()]).await;
+    app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
+    let first = ask(&app, "How long do African grey parrots live?").await;
+    assert!(first.contains("african-grey"), "{first}");
+    let second = ask(&app, "What do Quaker parrots use to make their homes?").await;
+    assert!(second.contains("monk-parakeet") && !second.contains("african-grey"), "the new subject, not the last one: {second}");
+    let third = ask(&app, "What do they eat?").await;
+    assert!(third.contains("monk-parakeet") && !third.contains("african-grey"), "the follow-up is about the new subject: {third}");
+    app.shot("conversation-that-changes-subject").await;
+    app.stop().await;
+}
