@@ -53,9 +53,14 @@ fn every_outcome_is_reachable_from_the_command_line() {
 
 /// Figures of the shipped calibration on the held-out split when it was
 /// fitted (`kea eval --calibrate`, see the calibration file's report).
-const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.40;
-const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.85;
-const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.02;
+/// A refused answerable question hides a page the user asked about: the
+/// decision refuses few (an unanswerable one is mostly left unsure instead).
+const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.025;
+const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.27;
+const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.024;
+/// Answerable questions whose right document is shown (answered from, or
+/// a related passage of an unsure outcome).
+const HELD_OUT_RIGHT_DOCUMENT_SHOWN: f64 = 0.79;
 
 #[test]
 fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
@@ -76,6 +81,8 @@ fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
     assert!(rate(answerable, "refused") <= HELD_OUT_ANSWERABLE_REFUSED + 0.03, "more answerable questions refused: {answerable}");
     assert!(rate(unanswerable, "refused") >= HELD_OUT_UNANSWERABLE_REFUSED - 0.03, "fewer off-topic questions refused: {unanswerable}");
     assert!(rate(unanswerable, "answered") <= HELD_OUT_UNANSWERABLE_ANSWERED + 0.03, "off-topic questions answered outright: {unanswerable}");
+    let seen = &full["answers"]["all"];
+    assert!(rate(seen, "shown") >= HELD_OUT_RIGHT_DOCUMENT_SHOWN - 0.03, "fewer right documents shown: {seen}");
 }
 
 #[test]
@@ -124,13 +131,13 @@ fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
     sandbox.index();
     let first = ask(&sandbox, "What is a cockatiel's diet?", Expect::Is("answered"));
     let chat = first["chat_id"].as_i64().unwrap().to_string();
-    sandbox.decided(&["ask", "How long do budgies live?", "--chat", &chat, "--provider", "none", "--json"], Expect::Is("answered"));
+    sandbox.decided(&["ask", "How long do budgerigars live?", "--chat", &chat, "--provider", "none", "--json"], Expect::Is("answered"));
     let file = sandbox.data.with_file_name("chat.md");
     let out = sandbox.run(&["chat", "export", &chat, "--out", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let markdown = std::fs::read_to_string(&file).unwrap();
     assert!(markdown.starts_with("# What is a cockatiel's diet?\n\n**Question:** What is a cockatiel's diet?\n\n**Answer:** "), "{markdown}");
-    assert!(markdown.contains("**Question:** How long do budgies live?"), "{markdown}");
+    assert!(markdown.contains("**Question:** How long do budgerigars live?"), "{markdown}");
     assert!(!markdown.contains("[S1]") && markdown.contains("[^1]") && markdown.contains("\n[^1]: "), "markers become footnotes: {markdown}");
     let notes: Vec<&str> = markdown.lines().filter(|l| l.starts_with("[^")).collect();
     assert!(notes.iter().any(|n| n.contains("Cockatiel (parrots/cockatiel.md) › Cockatiel > Diet")), "{notes:?}");

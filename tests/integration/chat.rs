@@ -99,16 +99,16 @@ fn nothing_relevant_gives_a_refusal_that_names_the_search() {
 }
 
 #[test]
-fn a_question_sharing_only_a_common_word_is_refused_and_the_next_one_is_answered_with_sources() {
+fn a_question_sharing_only_a_common_word_is_not_answered_and_the_next_one_is_answered_with_sources() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    // 'eat' alone is no evidence.
-    let penguins = ask_decided(&sandbox, &["What do penguins eat?", "--provider", "none"], Expect::Is("refused"));
+    // 'eat' alone is no evidence: at most the closest passages, no answer claimed.
+    let penguins = ask_decided(&sandbox, &["What do penguins eat?", "--provider", "none"], Expect::Not("answered"));
     let chat = penguins["chat_id"].to_string();
     let cockatiels = ask_decided(&sandbox, &["What is a cockatiel's diet?", "--chat", &chat, "--provider", "none"], Expect::Is("answered"));
     assert_eq!(cockatiels["citations"][0]["source"], "parrots/cockatiel.md");
     assert!(cockatiels["answer"].as_str().unwrap().contains("[S1]"));
-    assert_eq!(penguins["retrieval"]["relevance"]["relevant"], false, "the decision is in the trace");
+    assert_ne!(penguins["retrieval"]["relevance"]["outcome"], "answered", "the decision is in the trace");
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn auto_never_lets_a_tiny_model_write_the_answer() {
     assert!(answer["provider_detail"].as_str().unwrap().contains("routing only"), "{}", answer["provider_detail"]);
     assert!(answer["notice"].as_str().unwrap().contains("摘录的回答"), "{answer}");
     assert_eq!(answer["citations"][0]["source"], "鹦鹉/玄凤鹦鹉.md");
-    assert!(answer["answer"].as_str().unwrap().contains("[S1]"));
+    assert!(answer["answer"].as_str().unwrap().contains("[S"), "{answer}");
 }
 
 #[test]

@@ -82,8 +82,9 @@ fn two_collections_with_different_embedders_answer_their_own_questions_and_toget
     for (kb, foreign) in
         [("default", "How often should I feed a sourdough starter?"), ("default", "自制酸奶要发酵多久？"), ("Kitchen", "What do cockatiels eat?")]
     {
-        // The collection does not answer the other collection's question.
-        ask(&sandbox, &[kb], foreign, Expect::Is("refused"));
+        // The collection does not answer the other collection's question
+        // (at most it offers its closest passages, claiming no answer).
+        ask(&sandbox, &[kb], foreign, Expect::Not("answered"));
     }
     let parrots = ask(&sandbox, &["default"], "What is a cockatiel's diet?", Expect::Is("answered"));
     assert_eq!(cited(&parrots).first().map(|c| c.1.as_str()), Some("parrots/cockatiel.md"), "{parrots}");
@@ -92,7 +93,7 @@ fn two_collections_with_different_embedders_answer_their_own_questions_and_toget
     // question spanning both cites both, each citation naming its collection.
     let to_kitchen = ask(&sandbox, &["all"], "How often should I feed a sourdough starter?", Expect::Is("answered"));
     assert!(cited(&to_kitchen).iter().all(|c| c == &("Kitchen".into(), "sourdough.md".into())), "{to_kitchen}");
-    ask(&sandbox, &["all"], "how do I fix a flat bicycle tyre?", Expect::Is("refused"));
+    ask(&sandbox, &["all"], "how do I fix a flat bicycle tyre?", Expect::Not("answered"));
     // A question about two subjects sits near the fitted thresholds (a
     // decision for one subject at a time): how its passages merge is
     // asserted with both collections' bands moved well below it.

@@ -84,7 +84,7 @@ fn a_real_mcp_client_searches_asks_lists_and_reads_in_both_languages() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let before = index_files(&sandbox.data);
-    let (en, zh) = ("What is a cockatiel's diet?", "玄凤鹦鹉吃什么？");
+    let (en, zh) = ("What is a cockatiel's diet?", "玄凤鹦鹉原产于哪里？");
     let lines = session(
         &sandbox,
         &[],

@@ -116,8 +116,18 @@ fn not_sure(mut answer: ChatAnswer, question: &str, retrieval: &Retrieval) -> Ch
     answer.outcome = Outcome::Unsure;
     answer.citations.clear();
     answer.unsupported.clear();
-    answer.related = related_passages(question, retrieval);
+    answer.related = related_passages(&scored_as(question, &answer.route), retrieval);
     answer
+}
+
+/// What the passages' sentences are scored against: a follow-up's search
+/// query (it names the conversation's subject), else the question.
+fn scored_as(question: &str, route: &Route) -> String {
+    if route.is_followup && !route.search_query.is_empty() {
+        route.search_query.clone()
+    } else {
+        question.to_string()
+    }
 }
 
 /// Records in the answer's trace that the language model's judgement set the outcome.
@@ -255,7 +265,7 @@ Reply briefly in {}. Do not cite sources.",
 /// The extractive answer (see [`super::extractive`]), labelled as quoted.
 fn quote_passages(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval, why: &str) {
     answer.notice = Some(super::extractive::notice(question, why));
-    match super::extractive::extract_answer(question, &retrieval.context.blocks) {
+    match super::extractive::extract_answer(&scored_as(question, &answer.route), &retrieval.context.blocks) {
         Some(extract) => {
             answer.answer = extract.text;
             answer.citations = extract.cited.iter().filter_map(|l| retrieval.context.blocks.iter().find(|b| &b.label == l)).map(Citation::from).collect();

@@ -9,7 +9,8 @@
 //! When the question names a subject some passages are about (their
 //! heading or file name), passages about other subjects are not quoted.
 //! The best sentence is quoted; a second only when it scores close to it in
-//! the same document; a sentence that leans on the one before ("They…")
+//! the same document, or when it is the best about another subject the
+//! question names; a sentence that leans on the one before ("They…")
 //! brings that one along. The same scorer picks the sentence shown for a
 //! related passage. Also used to quote the passage behind an identification.
 
@@ -167,6 +168,30 @@ fn shorten(sentence: &str) -> String {
     format!("{}…", cut[..at].trim_end())
 }
 
+/// For a question that names several subjects: the best sentence of each
+/// other document whose title or file name holds a question word that the
+/// best sentence's document's does not.
+fn other_subjects_named(question: &str, pool: &[&ContextBlock], scored: &[ScoredSentence], top: &ScoredSentence) -> Vec<(usize, usize)> {
+    let terms = query_terms(question);
+    let top_words = subject_words(pool[top.block]);
+    let mut sources: Vec<&str> = vec![&pool[top.block].source];
+    let mut picked = Vec::new();
+    for block in pool {
+        if sources.contains(&block.source.as_str()) {
+            continue;
+        }
+        let own = subject_words(block);
+        if !terms.iter().any(|t| own.contains(t) && !top_words.contains(t)) {
+            continue;
+        }
+        sources.push(&block.source);
+        if let Some(s) = best(scored.iter().filter(|s| pool[s.block].source == block.source)).filter(|s| s.score > 0.0) {
+            picked.push((s.block, s.index));
+        }
+    }
+    picked
+}
+
 /// The sentences of `blocks` that answer `question` (see the module docs);
 /// passages in the question's language are preferred when there are any.
 /// `None` when there is no passage.
@@ -182,6 +207,7 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
     if let Some(second) = best(scored.iter().filter(same_document)).filter(|s| s.score > 0.0 && s.score >= CLOSE_TO_BEST * top.score) {
         picked.push((second.block, second.index));
     }
+    picked.extend(other_subjects_named(question, &pool, &scored, top));
     let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
     for (block, index) in picked.clone() {
         if index > 0 && leans_on_previous(text_of[&(block, index)]) && !picked.contains(&(block, index - 1)) {
@@ -248,6 +274,17 @@ pub(crate) mod tests {
         let got = extract_answer("What do cockatiels eat?", &blocks).unwrap();
         assert_eq!(got.text, "In the wild they eat grass seeds. [S1]");
         assert_eq!(got.cited, ["S1"], "the question names its subject: another subject's page is not quoted");
+    }
+
+    #[test]
+    fn a_question_naming_two_subjects_quotes_each() {
+        let blocks = [
+            block("S1", "Sourdough starter > Feeding", "Feed the starter once a day with flour and water."),
+            block("S2", "Sun conure > Diet", "Sun conures eat fruit, seeds and flowers."),
+            block("S3", "Bread > Storage", "Keep bread in a linen bag."),
+        ];
+        let got = extract_answer("How often should I feed a sourdough starter, and what do sun conures eat?", &blocks).unwrap();
+        assert_eq!(got.cited, ["S1", "S2"], "{}", got.text);
     }
 
     #[test]

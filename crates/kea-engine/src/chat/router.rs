@@ -177,8 +177,7 @@ pub fn parse_route(text: &str) -> Option<Route> {
 
 const SMALL_TALK: &[&str] = &[
     "hello",
-    "hi ",
-    "hi!",
+    "hi",
     "hey",
     "thanks",
     "thank you",
@@ -214,8 +213,10 @@ fn has_word(text: &str, word: &str) -> bool {
 /// The keyword rules: small talk → no retrieval; anything else is a
 /// question for the documents; pronouns with a known subject → follow-up.
 pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
-    let lower = format!("{} ", question.to_lowercase());
-    let small_talk = SMALL_TALK.iter().any(|m| lower.contains(m)) && lower.chars().filter(|c| c.is_alphanumeric()).count() < 40;
+    let lower = question.to_lowercase();
+    // Whole words: "they" is not "hey".
+    let says = |marker: &str| if marker.is_ascii() { has_word(&lower, marker) } else { lower.contains(marker) };
+    let small_talk = SMALL_TALK.iter().any(|m| says(m)) && lower.chars().filter(|c| c.is_alphanumeric()).count() < 40;
     let followup = subject.is_some() && (FOLLOWUP_ZH.iter().any(|m| question.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(question, w)));
     let use_rag = !small_talk;
     let search_query = match (use_rag, followup, subject) {
@@ -281,6 +282,8 @@ mod tests {
         assert!(en.search_query.starts_with("Budgerigar"));
         assert!(!keyword_route("What does it eat?", None).is_followup, "no subject, no follow-up");
         assert!(!keyword_route("Is the kite bird a parrot?", Some("Budgerigar")).is_followup, "'it' inside a word is not a pronoun");
+        let they = keyword_route("What do they eat?", Some("Budgerigar"));
+        assert!(they.use_rag && they.is_followup, "'they' is a pronoun, not the greeting 'hey': {they:?}");
         assert_eq!(keyword_route("hi", None).decided_by, DecidedBy::Keywords);
     }
 
