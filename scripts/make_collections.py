@@ -16,6 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from make_sample_docs import pdf_escape, write_pdf
+
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "collections"
 MANUAL = ROOT / "kettle-manual" / "brisa-kt17-manual.pdf"
 HELD_OUT = {"kettle-manual", "inventory", "long-handbook", "garden-zh-en"}
@@ -148,10 +150,6 @@ MANUAL_PAGES = [
 ]
 
 
-def pdf_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
 def page_ops(index: int, heading: str, body: list) -> bytes:
     """A page: the manual's title (page 1 only, 18 pt), the heading (15 pt),
     then the body lines (11 pt, 15 pt leading; a gap is an empty line)."""
@@ -171,36 +169,9 @@ def page_ops(index: int, heading: str, body: list) -> bytes:
 
 
 def make_pdf(path: Path, pages) -> None:
-    """A minimal PDF (the writer of make_sample_docs.py, one font, a title
-    and heading in larger type)."""
-    objects, page_ids, next_id = [], [], 4
-    for index, (heading, body) in enumerate(pages):
-        content = page_ops(index, heading, body)
-        content_id, page_id = next_id, next_id + 1
-        next_id += 2
-        page_ids.append(page_id)
-        objects.append((content_id, b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"))
-        objects.append((page_id, (
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {content_id} 0 R "
-            f"/Resources << /Font << /F1 3 0 R >> >> >>").encode()))
-    kids = " ".join(f"{p} 0 R" for p in page_ids)
-    objects += [
-        (1, b"<< /Type /Catalog /Pages 2 0 R >>"),
-        (2, f"<< /Type /Pages /Kids [{kids}] /Count {len(page_ids)} >>".encode()),
-        (3, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"),
-    ]
-    objects.sort()
-    out, offsets = bytearray(b"%PDF-1.4\n"), {}
-    for oid, body in objects:
-        offsets[oid] = len(out)
-        out += f"{oid} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for oid in range(1, len(objects) + 1):
-        out += f"{offsets[oid]:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(bytes(out))
+    """The manual as a PDF (the sample documents' writer), a title and
+    headings in larger type."""
+    write_pdf(path, [page_ops(index, heading, body) for index, (heading, body) in enumerate(pages)])
 
 
 def manual_lines():

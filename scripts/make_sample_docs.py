@@ -38,10 +38,6 @@ def pdf_escape(text: str) -> str:
 
 
 def make_pdf(path: Path) -> None:
-    objects = []
-    page_ids = []
-    font_id = 3
-    next_id = 4
     contents = []
     for lines in PDF_PAGES:
         ops = ["BT", "/F1 12 Tf", "16 TL", "56 780 Td", f"({pdf_escape(lines[0])}) Tj"]
@@ -49,6 +45,15 @@ def make_pdf(path: Path) -> None:
         ops += [f"({pdf_escape(line)}) '" for line in lines[1:]]
         ops.append("ET")
         contents.append("\n".join(ops).encode("latin-1"))
+    write_pdf(path, contents)
+
+
+def write_pdf(path: Path, contents: list) -> None:
+    """A minimal PDF of one page per content stream, in Helvetica (F1)."""
+    objects = []
+    page_ids = []
+    font_id = 3
+    next_id = 4
     for content in contents:
         content_id, page_id = next_id, next_id + 1
         next_id += 2
@@ -75,6 +80,7 @@ def make_pdf(path: Path) -> None:
     for oid in range(1, len(objects) + 1):
         out += f"{offsets[oid]:010d} 00000 n \n".encode()
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(out))
 
 
