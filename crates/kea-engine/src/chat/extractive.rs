@@ -170,11 +170,13 @@ fn shorten(sentence: &str) -> String {
 
 /// For a question that names several subjects: the best sentence of each
 /// other document whose title or file name holds a question word that the
-/// best sentence's document's does not.
+/// best sentence's document never uses (in its title or its sentences).
 fn other_subjects_named(question: &str, pool: &[&ContextBlock], scored: &[ScoredSentence], top: &ScoredSentence) -> Vec<(usize, usize)> {
     let terms = query_terms(question);
-    let top_words = subject_words(pool[top.block]);
-    let mut sources: Vec<&str> = vec![&pool[top.block].source];
+    let top_source = &pool[top.block].source;
+    let mut top_words = subject_words(pool[top.block]);
+    top_words.extend(scored.iter().filter(|s| &pool[s.block].source == top_source).flat_map(|s| tokens(s.text)));
+    let mut sources: Vec<&str> = vec![top_source];
     let mut picked = Vec::new();
     for block in pool {
         if sources.contains(&block.source.as_str()) {
@@ -285,6 +287,12 @@ pub(crate) mod tests {
         ];
         let got = extract_answer("How often should I feed a sourdough starter, and what do sun conures eat?", &blocks).unwrap();
         assert_eq!(got.cited, ["S1", "S2"], "{}", got.text);
+        let mentioned = [
+            block("S1", "Budgerigar > Lifespan", "Budgerigars are small parrots. They live 5 to 10 years."),
+            block("S2", "African grey parrot > Lifespan", "Greys live 40 to 60 years."),
+        ];
+        let got = extract_answer("How long do budgerigar parrots live?", &mentioned).unwrap();
+        assert_eq!(got.cited, ["S1"], "a word the best page uses names no other subject: {}", got.text);
     }
 
     #[test]
