@@ -10,7 +10,7 @@
 //! and the generated fixture cross-encoder where bge-reranker-base lives.
 //! This checks the flow (plan → download → verify → switch → re-embed →
 //! cited answer), not e5's quality: the integration test
-//! `a_chinese_question_over_english_documents_is_answered_with_a_citation`
+//! `a_chinese_question_over_english_documents_shows_the_english_page`
 //! checks e5 itself through its real server.
 
 use std::collections::HashMap;
