@@ -57,13 +57,20 @@ pub fn write_rows(path: &Path, rows: &[SignalRow]) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 
+/// Reads rows written by [`write_rows`]; a line that is not one, or a
+/// signal outside −1…1 (every signal is a share, a flag or a cosine), is an
+/// error naming the line.
 pub fn read_rows(path: &Path) -> Result<Vec<SignalRow>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, l)| serde_json::from_str(l).map_err(|e| Error::InvalidInput(format!("{}:{}: not a signal row: {e}", path.display(), n + 1))))
-        .collect()
+    let row = |n: usize, line: &str| -> Result<SignalRow> {
+        let refused = |why: String| Error::InvalidInput(format!("{}:{}: not a signal row: {why}", path.display(), n + 1));
+        let row: SignalRow = serde_json::from_str(line).map_err(|e| refused(e.to_string()))?;
+        match row.signals.iter().find(|(_, v)| !(-1.0..=1.0).contains(v)) {
+            Some((name, v)) => Err(refused(format!("signal {name} is {v}, outside -1 to 1"))),
+            None => Ok(row),
+        }
+    };
+    text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(n, l)| row(n, l)).collect()
 }
 
 /// Fits the decision on the rows not held out (`folds`-fold, folds drawn
@@ -107,4 +114,21 @@ fn held_out_rates(decision: &Calibration, rows: &[&SignalRow]) -> BTreeMap<Strin
         OutcomeRates::of(&outcomes)
     };
     groups.into_iter().map(|(key, group)| (key, (rates(&group, true), rates(&group, false)))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_with_a_signal_out_of_range_is_refused_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rows.jsonl");
+        let good = r#"{"query":"q","lang":"en","answerable":true,"signals":[["dense",0.8],["coverage",0.5]]}"#;
+        std::fs::write(&file, format!("{good}\n")).unwrap();
+        assert_eq!(read_rows(&file).unwrap()[0].signals[0].1, 0.8);
+        std::fs::write(&file, format!("{good}\n{}\n", good.replace("0.8", "3e38"))).unwrap();
+        let error = read_rows(&file).unwrap_err().to_string();
+        assert!(error.contains("rows.jsonl:2") && error.contains("dense"), "{error}");
+    }
 }
