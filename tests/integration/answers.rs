@@ -124,7 +124,9 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
 }
 
 /// A conversation exports as Markdown: its questions and answers in order,
-/// the citation markers as footnotes naming the document's title and heading.
+/// the citation markers as footnotes naming the document's title and heading,
+/// and an answer that was unsure says so and lists its related passages. As
+/// JSON, each answer is what `kea ask` showed.
 #[test]
 fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
     let sandbox = Sandbox::with_samples();
@@ -132,6 +134,8 @@ fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
     let first = ask(&sandbox, "What is a cockatiel's diet?", Expect::Is("answered"));
     let chat = first["chat_id"].as_i64().unwrap().to_string();
     sandbox.decided(&["ask", "How long do budgerigars live?", "--chat", &chat, "--provider", "none", "--json"], Expect::Is("answered"));
+    sandbox.with_thresholds("all-minilm-l6-v2", 0.05, 0.95);
+    let unsure = sandbox.decided(&["ask", "what size cage does a rabbit need", "--chat", &chat, "--provider", "none", "--json"], Expect::Is("unsure"));
     let file = sandbox.data.with_file_name("chat.md");
     let out = sandbox.run(&["chat", "export", &chat, "--out", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -142,6 +146,20 @@ fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
     let notes: Vec<&str> = markdown.lines().filter(|l| l.starts_with("[^")).collect();
     assert!(notes.iter().any(|n| n.contains("Cockatiel (parrots/cockatiel.md) › Cockatiel > Diet")), "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("parrots/budgerigar.md")), "{notes:?}");
+    let related = unsure["related"].as_array().unwrap();
+    let listed = markdown.split("**Answer (unsure):** Not sure").nth(1).expect("the unsure answer says so").split("\n[^").next().unwrap();
+    assert!(listed.contains("Related passages:"), "{markdown}");
+    for r in related {
+        assert!(listed.contains(r["snippet"].as_str().unwrap().trim()), "{r} is listed: {markdown}");
+    }
     let missing = sandbox.run(&["chat", "export", "999"]);
     assert!(!missing.status.success() && String::from_utf8_lossy(&missing.stderr).contains("conversation 999"));
+
+    let saved = sandbox.run(&["chat", "export", &chat, "--json"]);
+    let saved: Value = serde_json::from_slice(&saved.stdout).unwrap();
+    let last = &saved.as_array().unwrap()[5]["shown"];
+    for field in ["outcome", "notice", "related", "unsupported"] {
+        assert_eq!(last[field], unsure[field], "the saved {field} is what was shown");
+    }
+    assert_eq!(saved[1]["shown"]["outcome"], "answered");
 }

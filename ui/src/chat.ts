@@ -3,7 +3,7 @@
 // (new, reopen, rename, delete), photo identification cards, and the
 // passage panel a citation opens.
 import { askScope, collectionLabel, selectedCollection } from "./collections";
-import { api, type AnswerDto, type CitationDto, type IdentificationDto, type ReasonDto, type RelatedDto, type TraceDto, type StreamDto } from "./api";
+import { api, type AnswerDto, type CitationDto, type IdentificationDto, type ReasonDto, type RelatedDto, type ShownDto, type TraceDto, type StreamDto } from "./api";
 import { $, button, confirmAction, el, toast, toastError } from "./dom";
 import { downloadInto } from "./models";
 
@@ -217,9 +217,15 @@ function retrievalInspector(trace: TraceDto): HTMLElement {
   return box;
 }
 
-function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[], notice: string | null) {
+/**
+ * An answer as it was shown: its outcome, notice, text with citations, then
+ * the related passages and the sentences left out as unsupported. The same
+ * for a live answer and a reopened one (`shown` is null for an answer saved
+ * by an earlier Kea).
+ */
+function renderAnswer(item: HTMLElement, body: HTMLElement, text: string, citations: CitationDto[], shown: ShownDto | null) {
   body.replaceChildren();
-  if (notice) body.append(el("p", notice, "notice"));
+  if (shown?.notice) body.append(el("p", shown.notice, "notice"));
   const answer = el("div", undefined, "answer markdown");
   renderMarkdown(answer, text, { citation: (label) => citationButton(citations.find((c) => c.id === label), label), openLink });
   body.append(answer);
@@ -232,6 +238,10 @@ function renderAnswer(body: HTMLElement, text: string, citations: CitationDto[],
     }
     body.append(sources);
   }
+  if (!shown) return;
+  item.classList.add(`outcome-${shown.outcome}`);
+  if (shown.related.length) body.append(relatedReading(shown.related));
+  if (shown.unsupported.length) body.append(unsupportedSentences(shown.unsupported));
 }
 
 /** The closest passages of an unsure outcome: where each is, and its sentence closest to the question. */
@@ -310,10 +320,7 @@ async function ask(question: string) {
     finished = true;
     const isNew = chatId !== answer.chat_id;
     chatId = answer.chat_id;
-    renderAnswer(body, answer.answer, answer.citations, answer.notice);
-    item.classList.add(`outcome-${answer.outcome}`);
-    if (answer.related.length) body.append(relatedReading(answer.related));
-    if (answer.unsupported.length) body.append(unsupportedSentences(answer.unsupported));
+    renderAnswer(item, body, answer.answer, answer.citations, answer.shown);
     const unread = questionNotice(question);
     if (unread) body.append(unread);
     for (const s of answer.summaries) {
@@ -373,7 +380,7 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
     const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, language(), trace.add);
     const isNew = chatId !== r.chat_id;
     chatId = r.chat_id;
-    renderAnswer(body, r.reply, r.evidence, null);
+    renderAnswer(item, body, r.reply, r.evidence, null);
     body.append(identificationCard(r, imageUrl));
     item.append(trace.box);
     if (isNew) void refreshConversations();
@@ -408,8 +415,8 @@ async function openConversation(id: number) {
     chatId = id;
     showEmpty();
     for (const m of messages) {
-      const { body } = addMessage(m.role, m.role === "user" ? m.content : undefined);
-      if (m.role === "assistant") renderAnswer(body, m.content, m.citations, null);
+      const { item, body } = addMessage(m.role, m.role === "user" ? m.content : undefined);
+      if (m.role === "assistant") renderAnswer(item, body, m.content, m.citations, m.shown);
     }
     void refreshConversations();
   } catch (e) {

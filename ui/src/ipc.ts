@@ -107,11 +107,11 @@ export type TraceDto = { query: string, stages: Array<StageDto>, fallbacks: Arra
 passages: Array<PassageNameDto>, };
 export type SummaryDto = { chunk_id: number, source: string, key_facts: Array<string>, summary: string, };
 export type RelatedDto = { passage: CitationDto, snippet: string, };
-export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, notice: string | null, 
+export type ShownDto = { 
 /**
  * "answered", "unsure" (no direct answer: see `related`) or "refused".
  */
-outcome: string, 
+outcome: string, notice: string | null, 
 /**
  * The closest passages when no direct answer was found.
  */
@@ -120,7 +120,8 @@ related: Array<RelatedDto>,
  * Sentences of the model's answer that its passages do not support,
  * taken out of `answer`.
  */
-unsupported: Array<string>, provider: string, 
+unsupported: Array<string>, };
+export type AnswerDto = { chat_id: number, answer: string, citations: Array<CitationDto>, shown: ShownDto, provider: string, 
 /**
  * The route and the retrieval trace, for "how this was answered".
  */
@@ -161,7 +162,12 @@ export type PassageNameDto = { id: number, source: string, heading_path: string,
 export type OutcomesDto = { answered: number, unsure: number, refused: number, };
 export type ConversationDto = { id: number, title: string, };
 export type MessageRole = "user" | "assistant";
-export type MessageDto = { role: MessageRole, content: string, citations: Array<CitationDto>, };
+export type MessageDto = { role: MessageRole, content: string, citations: Array<CitationDto>, 
+/**
+ * What an answer showed (none for a question, a photo's identification
+ * or an answer saved by an earlier Kea).
+ */
+shown: ShownDto | null, };
 export type MetricsDto = { queries: number, recall_1: number, recall_3: number, recall_5: number, recall_10: number, hit_1: number, hit_3: number, mrr_10: number, ndcg_10: number, };
 export type MissDto = { query: string, relevant: Array<string>, got: Array<string>, };
 export type RefusalDto = { answerable: number, unanswerable: number, answered: number, refused: number, precision: number, wrong: Array<string>, 

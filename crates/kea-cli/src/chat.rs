@@ -153,20 +153,20 @@ pub fn ask(
         return Ok(ExitCode::SUCCESS);
     }
     println!();
-    if let Some(notice) = &answer.notice {
+    if let Some(notice) = &answer.shown.notice {
         eprintln!("note: {notice}");
     }
     if answer.answer.trim() != streamed.trim() {
         // The model's text was checked against the passages: what stands.
         println!("\nchecked answer:\n{}", answer.answer);
     }
-    for sentence in &answer.unsupported {
+    for sentence in &answer.shown.unsupported {
         println!("  not supported by the passages (taken out): {sentence}");
     }
     for c in &answer.citations {
         println!("  [{}] {}", c.id, place(c));
     }
-    for r in &answer.related {
+    for r in &answer.shown.related {
         println!("  related: {}\n    {}", place(&r.passage), r.snippet);
     }
     eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
@@ -312,12 +312,16 @@ pub fn identify(
 
 #[derive(clap::Subcommand)]
 pub enum ChatCommand {
-    /// Write a conversation (its id from `kea ask`) as Markdown, its citations as footnotes.
+    /// Write a conversation (its id from `kea ask`) as Markdown, its citations as footnotes,
+    /// each answer with its outcome, related passages and unsupported sentences.
     Export {
         id: i64,
         /// The file to write (default: standard output).
         #[arg(long, value_name = "FILE")]
         out: Option<std::path::PathBuf>,
+        /// Its messages as JSON instead, each as it was saved.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -325,11 +329,15 @@ pub enum ChatCommand {
 pub fn run(which: &ChatCommand, config: EngineConfig) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
     match which {
-        ChatCommand::Export { id, out } => {
-            let markdown = engine.conversations().export_markdown(*id)?;
+        ChatCommand::Export { id, out, json } => {
+            let conversations = engine.conversations();
+            let text = match json {
+                true => format!("{}\n", serde_json::to_string_pretty(&conversations.messages(*id)?)?),
+                false => conversations.export_markdown(*id)?,
+            };
             match out {
-                Some(path) => std::fs::write(path, markdown).with_context(|| format!("writing {}", path.display()))?,
-                None => print!("{markdown}"),
+                Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{text}"),
             }
         }
     }

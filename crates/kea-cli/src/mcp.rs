@@ -288,7 +288,7 @@ impl Kea {
             })
             .collect();
         Ok(json!({
-            "outcome": answer.outcome, "answer": answer.answer, "notice": answer.notice,
+            "outcome": answer.shown.outcome, "answer": answer.answer, "notice": answer.shown.notice,
             "citations": citations, "language_model": choice.provider.describe(),
         }))
     }

@@ -1,7 +1,7 @@
 //! IPC shapes for answers: citations, the route, the retrieval trace and
 //! relevance decision, related reading, streamed events, conversations.
 
-use kea_engine::chat::{ChatAnswer, ChatEvent, Citation, DecidedBy, Route};
+use kea_engine::chat::{ChatAnswer, ChatEvent, Citation, DecidedBy, Route, Shown};
 use kea_engine::retrieve::calibration::Outcome;
 use kea_engine::retrieve::{Reason, Relevance, StageTrace, Trace};
 use kea_engine::store::{Conversation, StoredMessage};
@@ -225,20 +225,38 @@ pub struct RelatedDto {
     pub snippet: String,
 }
 
+/// What an answer shows besides its text and citations: live, and again
+/// when its conversation is reopened.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ShownDto {
+    /// "answered", "unsure" (no direct answer: see `related`) or "refused".
+    pub outcome: String,
+    pub notice: Option<String>,
+    /// The closest passages when no direct answer was found.
+    pub related: Vec<RelatedDto>,
+    /// Sentences of the model's answer that its passages do not support,
+    /// taken out of `answer`.
+    pub unsupported: Vec<String>,
+}
+
+impl From<&Shown> for ShownDto {
+    fn from(s: &Shown) -> Self {
+        ShownDto {
+            outcome: outcome_name(s.outcome),
+            notice: s.notice.clone(),
+            related: s.related.iter().map(|r| RelatedDto { passage: CitationDto::from(&r.passage), snippet: r.snippet.clone() }).collect(),
+            unsupported: s.unsupported.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AnswerDto {
     #[ts(type = "number")]
     pub chat_id: i64,
     pub answer: String,
     pub citations: Vec<CitationDto>,
-    pub notice: Option<String>,
-    /// "answered", "unsure" (no direct answer: see `related`) or "refused".
-    pub outcome: String,
-    /// The closest passages when no direct answer was found.
-    pub related: Vec<RelatedDto>,
-    /// Sentences of the model's answer that its passages do not support,
-    /// taken out of `answer`.
-    pub unsupported: Vec<String>,
+    pub shown: ShownDto,
     pub provider: String,
     /// The route and the retrieval trace, for "how this was answered".
     pub route: RouteDto,
@@ -252,10 +270,7 @@ impl From<&ChatAnswer> for AnswerDto {
             chat_id: a.chat_id,
             answer: a.answer.clone(),
             citations: a.citations.iter().map(CitationDto::from).collect(),
-            notice: a.notice.clone(),
-            outcome: outcome_name(a.outcome),
-            related: a.related.iter().map(|r| RelatedDto { passage: CitationDto::from(&r.passage), snippet: r.snippet.clone() }).collect(),
-            unsupported: a.unsupported.clone(),
+            shown: ShownDto::from(&a.shown),
             provider: a.provider_detail.clone(),
             route: RouteDto::from(&a.route),
             trace: a.retrieval.as_ref().map(TraceDto::from),
@@ -342,6 +357,9 @@ pub struct MessageDto {
     pub role: MessageRole,
     pub content: String,
     pub citations: Vec<CitationDto>,
+    /// What an answer showed (none for a question, a photo's identification
+    /// or an answer saved by an earlier Kea).
+    pub shown: Option<ShownDto>,
 }
 
 impl From<StoredMessage> for MessageDto {
@@ -349,6 +367,7 @@ impl From<StoredMessage> for MessageDto {
         let role = if m.role == kea_llm::Role::User { MessageRole::User } else { MessageRole::Assistant };
         // Stored as the answer's citations; anything else (older rows) shows none.
         let citations = serde_json::from_value(m.citations).unwrap_or_default();
-        MessageDto { role, content: m.content, citations }
+        let shown = m.shown.and_then(|s| serde_json::from_value::<Shown>(s).ok()).map(|s| ShownDto::from(&s));
+        MessageDto { role, content: m.content, citations, shown }
     }
 }

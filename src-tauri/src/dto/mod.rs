@@ -75,6 +75,7 @@ fn declarations() -> Vec<String> {
         TraceDto::decl(),
         SummaryDto::decl(),
         RelatedDto::decl(),
+        ShownDto::decl(),
         AnswerDto::decl(),
         StreamDto::decl(),
         DecisionDto::decl(),
@@ -153,11 +154,23 @@ mod tests {
     #[test]
     fn stored_citations_come_back_typed() {
         let citations = serde_json::json!([{"id": "S1", "source": "a.md", "heading_path": "A", "page": null, "chunk_id": 3, "chunk_ids": [3, 4]}]);
-        let message = StoredMessage { id: 1, role: kea_llm::Role::Assistant, content: "x".into(), citations, route: None };
+        let related = serde_json::json!([{"id": "R1", "source": "b.md", "heading_path": "B", "page": 2, "chunk_id": 5, "chunk_ids": [5], "snippet": "Close."}]);
+        let shown = serde_json::json!({"outcome": "unsure", "notice": null, "related": related, "unsupported": []});
+        let message = StoredMessage { id: 1, role: kea_llm::Role::Assistant, content: "x".into(), citations, route: None, shown: Some(shown) };
         let dto = MessageDto::from(message);
         assert_eq!((dto.role, dto.citations.len(), dto.citations[0].chunk_ids.clone()), (MessageRole::Assistant, 1, vec![3, 4]));
-        let odd = StoredMessage { id: 2, role: kea_llm::Role::User, content: "y".into(), citations: serde_json::json!({"not": "a list"}), route: None };
-        assert!(MessageDto::from(odd).citations.is_empty(), "an unexpected stored shape shows no citations");
+        let shown = dto.shown.expect("what the answer showed");
+        assert_eq!((shown.outcome.as_str(), shown.related[0].passage.page, shown.related[0].snippet.as_str()), ("unsure", Some(2), "Close."));
+        let odd = StoredMessage {
+            id: 2,
+            role: kea_llm::Role::User,
+            content: "y".into(),
+            citations: serde_json::json!({"not": "a list"}),
+            route: None,
+            shown: Some(serde_json::json!({"outcome": "maybe"})),
+        };
+        let odd = MessageDto::from(odd);
+        assert!(odd.citations.is_empty() && odd.shown.is_none(), "an unexpected stored shape shows nothing of it");
     }
 
     #[test]

@@ -113,10 +113,10 @@ const NO_ANSWER: &str = "NO_ANSWER";
 /// An unsure outcome: no direct answer, the closest passages as related reading.
 fn not_sure(mut answer: ChatAnswer, question: &str, retrieval: &Retrieval) -> ChatAnswer {
     answer.answer = no_direct_answer(question).to_string();
-    answer.outcome = Outcome::Unsure;
+    answer.shown.outcome = Outcome::Unsure;
     answer.citations.clear();
-    answer.unsupported.clear();
-    answer.related = related_passages(&scored_as(question, &answer.route), retrieval);
+    answer.shown.unsupported.clear();
+    answer.shown.related = related_passages(&scored_as(question, &answer.route), retrieval);
     answer
 }
 
@@ -163,7 +163,7 @@ const RELATED_PASSAGES: usize = 3;
 
 /// A passage offered as related reading: where it is and its sentence
 /// closest to the question.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RelatedPassage {
     #[serde(flatten)]
     pub passage: Citation,
@@ -264,7 +264,7 @@ Reply briefly in {}. Do not cite sources.",
 
 /// The extractive answer (see [`super::extractive`]), labelled as quoted.
 fn quote_passages(answer: &mut ChatAnswer, question: &str, retrieval: &Retrieval, why: &str) {
-    answer.notice = Some(super::extractive::notice(question, why));
+    answer.shown.notice = Some(super::extractive::notice(question, why));
     match super::extractive::extract_answer(&scored_as(question, &answer.route), &retrieval.context.blocks) {
         Some(extract) => {
             answer.answer = extract.text;
@@ -318,10 +318,7 @@ pub(super) fn compose(
         provider: llm.kind(),
         provider_detail: llm.describe(),
         chat_id: 0,
-        notice: None,
-        outcome: Outcome::Answered,
-        related: Vec::new(),
-        unsupported: Vec::new(),
+        shown: super::Shown { outcome: Outcome::Answered, notice: None, related: Vec::new(), unsupported: Vec::new() },
         retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
         summaries: Vec::new(),
@@ -331,7 +328,7 @@ pub(super) fn compose(
     let messages = match retrieval {
         Some(r) if !r.relevance.relevant || r.context.blocks.is_empty() => {
             answer.answer = refusal(question, &route.search_query);
-            answer.outcome = Outcome::Refused;
+            answer.shown.outcome = Outcome::Refused;
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
@@ -410,7 +407,7 @@ fn ground(mut answer: ChatAnswer, question: &str, retrieval: Option<&Retrieval>,
     }
     model_decided(&mut answer, Outcome::Answered, Reason::ModelAnswered);
     answer.answer = text;
-    answer.unsupported = checked.unsupported;
+    answer.shown.unsupported = checked.unsupported;
     answer.citations = cited.iter().filter_map(|label| r.context.blocks.iter().find(|b| &b.label == label)).map(Citation::from).collect();
     answer
 }

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use kea_llm::Role;
 
 use crate::error::{Error, Result};
-use crate::store::{Conversation, Store, StoredMessage};
+use crate::store::{Conversation, NewMessage, Store, StoredMessage};
 
 /// The saved conversations, over the store's writing connection.
 pub struct Conversations<'a> {
@@ -25,6 +25,8 @@ pub(crate) struct Exchange<'a> {
     pub citations: serde_json::Value,
     /// The route a chat answer took (`None` for an identification).
     pub route: Option<serde_json::Value>,
+    /// What a chat answer showed ([`super::Shown`]; `None` for an identification).
+    pub shown: Option<serde_json::Value>,
     /// What was just talked about, the subject of follow-ups (`None` keeps the last one).
     pub subject: Option<String>,
 }
@@ -98,8 +100,16 @@ impl Conversations<'_> {
         if let Some(subject) = &exchange.subject {
             store.set_subject(id, subject)?;
         }
-        store.add_message(id, Role::User, exchange.user, &serde_json::json!([]), None)?;
-        store.add_message(id, Role::Assistant, exchange.reply, &exchange.citations, exchange.route.as_ref())?;
+        let asked = NewMessage { role: Role::User, content: exchange.user, citations: &serde_json::json!([]), route: None, shown: None };
+        store.add_message(id, &asked)?;
+        let reply = NewMessage {
+            role: Role::Assistant,
+            content: exchange.reply,
+            citations: &exchange.citations,
+            route: exchange.route.as_ref(),
+            shown: exchange.shown.as_ref(),
+        };
+        store.add_message(id, &reply)?;
         Ok(())
     }
 }
@@ -121,6 +131,7 @@ mod tests {
             reply: "Seeds [S1].",
             citations: serde_json::json!([{"id": "S1"}]),
             route: None,
+            shown: None,
             subject: Some("Cockatiel".into()),
         };
         conversations.record(id, &reply).unwrap();

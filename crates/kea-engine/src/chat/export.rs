@@ -1,9 +1,13 @@
 //! A conversation as Markdown (`kea chat export`, the app's Export): each
 //! question and reply in order, a reply's citation markers turned into
 //! footnotes that name the document's title, the heading and the page,
-//! numbered across the conversation (one footnote per cited place).
+//! numbered across the conversation (one footnote per cited place), and
+//! what each answer showed besides: its outcome, related passages and the
+//! sentences left out as unsupported.
 
 use super::answer::{map_markers, Citation};
+use super::Shown;
+use crate::retrieve::calibration::Outcome;
 use crate::store::{Conversation, StoredMessage};
 use kea_llm::Role;
 
@@ -19,36 +23,62 @@ fn footnote_text(citation: &Citation, title: Option<&str>) -> String {
     format!("{collection}{document}{heading}{page}")
 }
 
+/// Footnotes numbered across the conversation, one per cited place.
+#[derive(Default)]
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    /// The marker of the footnote `text` (numbered when first seen).
+    fn marker(&mut self, text: String) -> String {
+        let number = self.0.iter().position(|n| *n == text).unwrap_or_else(|| {
+            self.0.push(text);
+            self.0.len() - 1
+        });
+        format!("[^{}]", number + 1)
+    }
+}
+
 /// The conversation as a Markdown document; `title_of` gives a document's
-/// title by its key.
+/// title by its key. An answer that was not answered outright says so, and
+/// what it showed besides its text follows it: the related passages (each
+/// sentence with its footnote) and the sentences left out as unsupported.
 pub fn to_markdown(conversation: &Conversation, messages: &[StoredMessage], title_of: &dyn Fn(&str) -> Option<String>) -> String {
     let mut out = format!("# {}\n\n", conversation.title.trim());
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes = Footnotes::default();
+    let mut note = |c: &Citation| notes.marker(footnote_text(c, title_of(&c.source).as_deref()));
     for message in messages {
-        match message.role {
-            Role::User => out.push_str(&format!("**Question:** {}\n\n", message.content.trim())),
-            _ => {
-                let citations: Vec<Citation> = serde_json::from_value(message.citations.clone()).unwrap_or_default();
-                let reply = map_markers(message.content.trim(), |labels| {
-                    let numbers: Vec<String> = labels
-                        .iter()
-                        .filter_map(|label| citations.iter().find(|c| c.id.eq_ignore_ascii_case(label)))
-                        .map(|c| {
-                            let text = footnote_text(c, title_of(&c.source).as_deref());
-                            let number = notes.iter().position(|n| *n == text).unwrap_or_else(|| {
-                                notes.push(text);
-                                notes.len() - 1
-                            });
-                            format!("[^{}]", number + 1)
-                        })
-                        .collect();
-                    numbers.concat()
-                });
-                out.push_str(&format!("**Answer:** {reply}\n\n"));
+        if message.role == Role::User {
+            out.push_str(&format!("**Question:** {}\n\n", message.content.trim()));
+            continue;
+        }
+        let citations: Vec<Citation> = serde_json::from_value(message.citations.clone()).unwrap_or_default();
+        let reply = map_markers(message.content.trim(), |labels| {
+            labels.iter().filter_map(|label| citations.iter().find(|c| c.id.eq_ignore_ascii_case(label))).map(&mut note).collect::<String>()
+        });
+        let shown: Option<Shown> = message.shown.clone().and_then(|s| serde_json::from_value(s).ok());
+        let outcome = match shown.as_ref().map(|s| s.outcome) {
+            Some(Outcome::Unsure) => " (unsure)",
+            Some(Outcome::Refused) => " (refused)",
+            _ => "",
+        };
+        out.push_str(&format!("**Answer{outcome}:** {reply}\n\n"));
+        let Some(shown) = shown else { continue };
+        if !shown.related.is_empty() {
+            out.push_str("Related passages:\n\n");
+            for r in &shown.related {
+                out.push_str(&format!("- {}{}\n", r.snippet.trim(), note(&r.passage)));
             }
+            out.push('\n');
+        }
+        if !shown.unsupported.is_empty() {
+            out.push_str("Left out, not supported by the passages:\n\n");
+            for sentence in &shown.unsupported {
+                out.push_str(&format!("- {}\n", map_markers(sentence.trim(), |_| String::new()).replace(" .", ".").trim()));
+            }
+            out.push('\n');
         }
     }
-    for (i, note) in notes.iter().enumerate() {
+    for (i, note) in notes.0.iter().enumerate() {
         out.push_str(&format!("[^{}]: {note}\n", i + 1));
     }
     out
@@ -59,7 +89,7 @@ mod tests {
     use super::*;
 
     fn message(role: Role, content: &str, citations: serde_json::Value) -> StoredMessage {
-        StoredMessage { id: 0, role, content: content.into(), citations, route: None }
+        StoredMessage { id: 0, role, content: content.into(), citations, route: None, shown: None }
     }
 
     #[test]
@@ -82,6 +112,26 @@ mod tests {
             markdown,
             "# Feeding\n\n**Question:** What does it eat?\n\n**Answer:** Seeds [^1] and fruit [^2][^1].\n\n**Question:** And at night?\n\n\
              **Answer:** It sleeps [^2]; see [the guide].\n\n[^1]: Care sheet (a.md) › A > Diet\n[^2]: b.pdf › B, p. 3\n"
+        );
+    }
+
+    #[test]
+    fn what_an_answer_showed_follows_it() {
+        let conversation = Conversation { id: 1, title: "Care".into(), subject: None, updated_at: 0 };
+        let place = serde_json::json!({"id": "R1", "source": "a.md", "heading_path": "A > Diet", "page": null, "chunk_id": 1, "chunk_ids": [1], "snippet": "Seeds and greens."});
+        let unsure = serde_json::json!({"outcome": "unsure", "notice": null, "related": [place], "unsupported": []});
+        let answered = serde_json::json!({"outcome": "answered", "notice": "quoted", "related": [], "unsupported": ["They live 90 years [S1]."]});
+        let mut messages = vec![message(Role::User, "Greens?", serde_json::Value::Null), message(Role::Assistant, "Not sure.", serde_json::json!([]))];
+        messages[1].shown = Some(unsure);
+        let mut cited = place.clone();
+        cited["id"] = "S1".into();
+        messages.push(message(Role::Assistant, "Seeds [S1].", serde_json::json!([cited])));
+        messages[2].shown = Some(answered);
+        let markdown = to_markdown(&conversation, &messages, &|_| None);
+        assert_eq!(
+            markdown,
+            "# Care\n\n**Question:** Greens?\n\n**Answer (unsure):** Not sure.\n\nRelated passages:\n\n- Seeds and greens.[^1]\n\n\
+             **Answer:** Seeds [^1].\n\nLeft out, not supported by the passages:\n\n- They live 90 years.\n\n[^1]: a.md › A > Diet\n"
         );
     }
 }

@@ -15,7 +15,7 @@ pub mod verify;
 use std::time::Instant;
 
 use kea_llm::{Provider, ProviderKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::labels::Subjects;
@@ -46,21 +46,32 @@ pub struct ChatAnswer {
     pub provider: ProviderKind,
     pub provider_detail: String,
     pub chat_id: i64,
-    /// Set when the answer is not from a language model (none configured,
-    /// or nothing relevant was found): shown as a banner.
-    pub notice: Option<String>,
-    /// Answered (with citations), unsure (no direct answer: the closest
-    /// passages are under `related`) or refused.
-    pub outcome: Outcome,
-    pub related: Vec<RelatedPassage>,
-    /// Sentences of the model's answer its passages do not support, taken
-    /// out of `answer` (see [`verify`]).
-    pub unsupported: Vec<String>,
+    #[serde(flatten)]
+    pub shown: Shown,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
     /// Per-passage summaries (opt-in post-processing).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub summaries: Vec<enhance::PassageSummary>,
+}
+
+/// What an answer shows besides its text and citations; kept with it in
+/// its conversation, so a reopened one looks as it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shown {
+    /// Answered (with citations), unsure (no direct answer: the closest
+    /// passages are under `related`) or refused.
+    pub outcome: Outcome,
+    /// Set when the answer is not from a language model (none configured,
+    /// or nothing relevant was found): shown as a banner.
+    #[serde(default)]
+    pub notice: Option<String>,
+    #[serde(default)]
+    pub related: Vec<RelatedPassage>,
+    /// Sentences of the model's answer its passages do not support, taken
+    /// out of `answer` (see [`verify`]).
+    #[serde(default)]
+    pub unsupported: Vec<String>,
 }
 
 /// Chat options beyond the retrieval settings.
@@ -183,7 +194,7 @@ impl Answerer<'_> {
     /// Saves the exchange; what was just talked about becomes the subject
     /// for follow-ups: a label's names in both languages, else the document's title.
     fn remember(&self, chat_id: i64, question: &str, answer: &ChatAnswer, retrieval: Option<&Retrieval>) -> Result<()> {
-        let top = retrieval.and_then(|r| r.hits.first()).filter(|_| answer.outcome != Outcome::Refused);
+        let top = retrieval.and_then(|r| r.hits.first()).filter(|_| answer.shown.outcome != Outcome::Refused);
         let subject = match top {
             Some(hit) => {
                 let labels = self.subjects.labels()?;
@@ -197,6 +208,7 @@ impl Answerer<'_> {
             reply: &answer.answer,
             citations: serde_json::to_value(&answer.citations).unwrap_or_default(),
             route: Some(serde_json::to_value(&answer.route).unwrap_or_default()),
+            shown: Some(serde_json::to_value(&answer.shown).unwrap_or_default()),
             subject,
         };
         self.conversations.record(chat_id, &exchange)

@@ -321,6 +321,7 @@ impl Identifier<'_> {
             reply: &result.reply,
             citations: serde_json::to_value(&result.evidence).unwrap_or_default(),
             route: None,
+            shown: None,
             subject: label.map(Label::subject),
         };
         self.conversations.record(id, &exchange)?;

@@ -14,7 +14,7 @@ mod full_text;
 mod mirror;
 mod untrusted;
 
-pub use chat::{Conversation, StoredMessage};
+pub use chat::{Conversation, NewMessage, StoredMessage};
 pub use mirror::MirroredChunk;
 
 use crate::error::{Error, Result};
@@ -23,7 +23,7 @@ use crate::language::Language;
 use crate::segment;
 use crate::vectors::{from_blob, to_blob};
 
-const SCHEMA_VERSION: &str = "3";
+const SCHEMA_VERSION: &str = "4";
 
 /// A key of the store's `meta` table: every key the engine reads or writes
 /// is one of these.
@@ -171,10 +171,15 @@ impl Store {
 
     /// A consistent copy of the store at `dest` to share: its documents,
     /// chunks, full text and vectors, without conversations or team state.
+    /// Without `answers_shown` either, so its schema is the one a Kea of
+    /// schema 3 checks an import against and it opens there too.
     pub fn export_copy(&self, dest: &Path) -> Result<()> {
         self.conn.execute("VACUUM INTO ?1", [dest.to_string_lossy()])?;
         let copy = Connection::open(dest)?;
-        copy.execute_batch("DELETE FROM messages; DELETE FROM conversations; DELETE FROM meta WHERE key LIKE 'team.%' OR key = 'skipped'; VACUUM;")?;
+        copy.execute_batch(
+            "DROP TABLE answers_shown; DELETE FROM messages; DELETE FROM conversations;
+             DELETE FROM meta WHERE key LIKE 'team.%' OR key = 'skipped'; VACUUM;",
+        )?;
         Ok(())
     }
 
@@ -211,7 +216,8 @@ impl Store {
         match version.ok().flatten().as_deref() {
             // v1: raw-text FTS; v2: segmented but unstemmed.
             Some("1") | Some("2") => store.rebuild_full_text()?,
-            Some(SCHEMA_VERSION) | None => store.conn.execute_batch(include_str!("schema.sql"))?,
+            // v3: no `answers_shown` (the schema's `IF NOT EXISTS` adds it).
+            Some("3") | Some(SCHEMA_VERSION) | None => store.conn.execute_batch(include_str!("schema.sql"))?,
             Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
         }
         store.set_meta(&MetaKey::SchemaVersion, SCHEMA_VERSION)?;

@@ -72,3 +72,11 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at      INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_conversation ON messages(conversation_id, id);
+
+-- What an answer showed besides its text and citations (its outcome, notice,
+-- related passages and unsupported sentences, as JSON), so a reopened
+-- conversation looks as it did. Added in schema 4; not in a shared copy.
+CREATE TABLE IF NOT EXISTS answers_shown (
+    message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    shown      TEXT NOT NULL
+);

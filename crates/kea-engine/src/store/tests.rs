@@ -141,6 +141,23 @@ fn version_1_stores_are_migrated_to_segmented_full_text() {
 }
 
 #[test]
+fn version_3_stores_gain_what_answers_showed_and_keep_their_conversations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kea.sqlite3");
+    let conversation = {
+        let store = Store::open(&path).unwrap();
+        let id = store.create_conversation("Kept").unwrap();
+        store.conn.execute_batch("DROP TABLE answers_shown; UPDATE meta SET value = '3' WHERE key = 'schema_version';").unwrap();
+        id
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.meta(&MetaKey::SchemaVersion).unwrap().as_deref(), Some(SCHEMA_VERSION));
+    assert_eq!(store.conversation(conversation).unwrap().unwrap().title, "Kept");
+    let reply = NewMessage { role: kea_llm::Role::Assistant, content: "x", citations: &serde_json::json!([]), route: None, shown: Some(&serde_json::json!({})) };
+    store.add_message(conversation, &reply).expect("the new table is there");
+}
+
+#[test]
 fn documents_under_a_key_are_the_file_or_the_folder_below_it() {
     let mut store = Store::open_in_memory().unwrap();
     let paths = ["a.md", "a/b.md", "a/c/d.md", "a-b.md", "a0.md", "ab.md"];
