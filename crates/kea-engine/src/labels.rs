@@ -157,11 +157,10 @@ impl NameIndex {
         translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or_default())
     }
 
-    /// The language most documents are in, when none is in `question`'s
-    /// language (`None` for an empty collection or one the question's
-    /// language is part of).
-    pub fn other_language(&self, question: &str) -> Option<Language> {
-        let asked = Language::of_query(question);
+    /// The language most documents are in, when none is in the question's
+    /// language `asked` (`None` for an empty collection or one the
+    /// question's language is part of).
+    pub fn other_language(&self, asked: Language) -> Option<Language> {
         if self.sampled.contains_key(&asked) {
             return None;
         }

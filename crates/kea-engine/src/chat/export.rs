@@ -5,7 +5,8 @@
 //! what each answer showed besides: its outcome, related passages and the
 //! sentences left out as unsupported.
 
-use super::answer::{map_markers, Citation};
+use super::answer::Citation;
+use super::markers::map_markers;
 use super::Shown;
 use crate::retrieve::calibration::Outcome;
 use crate::store::{Conversation, StoredMessage};

@@ -16,11 +16,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::question::Question;
 use crate::language::Language;
-use crate::retrieve::answer_type::AnswerType;
 use crate::retrieve::context::sentences;
 use crate::retrieve::ContextBlock;
-use crate::segment::{is_cjk, query_terms, tokens};
+use crate::segment::{is_cjk, tokens};
 
 /// Passages whose sentences are candidates.
 const MAX_BLOCKS: usize = 4;
@@ -53,12 +53,6 @@ pub struct ScoredSentence<'a> {
     pub score: f32,
 }
 
-/// The question's terms and the kind of answer it asks for.
-struct Asked {
-    terms: Vec<String>,
-    kind: Option<AnswerType>,
-}
-
 /// The words a block is about: its title (first heading) and file name.
 pub(crate) fn subject_words(block: &ContextBlock) -> HashSet<String> {
     let title = block.heading_path.split(" > ").next().unwrap_or_default();
@@ -86,7 +80,7 @@ fn character_share(term: &str, text: &str) -> f32 {
 /// IDF-weighted share of the question's terms in a sentence (full weight),
 /// only in its heading (half), or, for a Chinese term not segmented the
 /// same way, by its characters (half).
-fn coverage(asked: &Asked, weights: &[f32], words: &HashSet<String>, heading: &HashSet<String>, text: &str) -> f32 {
+fn coverage(asked: &Question, weights: &[f32], words: &HashSet<String>, heading: &HashSet<String>, text: &str) -> f32 {
     let total: f32 = weights.iter().sum();
     let held = |term: &String| {
         if words.contains(term) {
@@ -103,8 +97,7 @@ fn coverage(asked: &Asked, weights: &[f32], words: &HashSet<String>, heading: &H
 }
 
 /// Every sentence of `blocks` scored against `question` (see the module docs).
-pub fn score_sentences<'a>(question: &str, blocks: &[&'a ContextBlock]) -> Vec<ScoredSentence<'a>> {
-    let asked = Asked { terms: query_terms(question), kind: AnswerType::asked_by(question) };
+pub fn score_sentences<'a>(asked: &Question, blocks: &[&'a ContextBlock]) -> Vec<ScoredSentence<'a>> {
     let candidates: Vec<(usize, usize, &'a str)> =
         blocks.iter().enumerate().flat_map(|(b, block)| sentences(&block.text).into_iter().enumerate().map(move |(i, s)| (b, i, s))).collect();
     let words: Vec<HashSet<String>> = candidates.iter().map(|(_, _, s)| tokens(s).into_iter().collect()).collect();
@@ -124,7 +117,7 @@ pub fn score_sentences<'a>(question: &str, blocks: &[&'a ContextBlock]) -> Vec<S
         .zip(&words)
         .enumerate()
         .map(|(k, (&(block, index, text), words))| {
-            let lexical = coverage(&asked, &weights, words, &headings[block], text);
+            let lexical = coverage(asked, &weights, words, &headings[block], text);
             let kind = asked.kind.is_some_and(|kind| kind.found_in(text));
             let score = lexical + SIMILARITY_WEIGHT * similarity.get(k).copied().unwrap_or(0.0) + if kind { ANSWER_TYPE_WEIGHT } else { 0.0 };
             ScoredSentence { block, index, text, score }
@@ -171,8 +164,8 @@ fn shorten(sentence: &str) -> String {
 /// For a question that names several subjects: the best sentence of each
 /// other document whose title or file name holds a question word that the
 /// best sentence's document never uses (in its title or its sentences).
-fn other_subjects_named(question: &str, pool: &[&ContextBlock], scored: &[ScoredSentence], top: &ScoredSentence) -> Vec<(usize, usize)> {
-    let terms = query_terms(question);
+fn other_subjects_named(question: &Question, pool: &[&ContextBlock], scored: &[ScoredSentence], top: &ScoredSentence) -> Vec<(usize, usize)> {
+    let terms = &question.terms;
     let top_source = &pool[top.block].source;
     let mut top_words = subject_words(pool[top.block]);
     top_words.extend(scored.iter().filter(|s| &pool[s.block].source == top_source).flat_map(|s| tokens(s.text)));
@@ -197,11 +190,11 @@ fn other_subjects_named(question: &str, pool: &[&ContextBlock], scored: &[Scored
 /// The sentences of `blocks` that answer `question` (see the module docs);
 /// passages in the question's language are preferred when there are any.
 /// `None` when there is no passage.
-pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract> {
-    let language = Language::of_query(question);
+pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Extract> {
+    let language = question.language;
     let in_language: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
     let pool: Vec<&ContextBlock> = if in_language.is_empty() { blocks.iter().collect() } else { in_language };
-    let pool = about_the_subject(&query_terms(question), pool.into_iter().take(MAX_BLOCKS).collect());
+    let pool = about_the_subject(&question.terms, pool.into_iter().take(MAX_BLOCKS).collect());
     let scored = score_sentences(question, &pool);
     let top = best(scored.iter())?;
     let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
@@ -233,14 +226,14 @@ pub fn extract_answer(question: &str, blocks: &[ContextBlock]) -> Option<Extract
 
 /// The sentence of `block` that best answers `question` (its first when
 /// none matches), shortened: what a related passage shows.
-pub fn closest_sentence(question: &str, block: &ContextBlock) -> String {
+pub fn closest_sentence(question: &Question, block: &ContextBlock) -> String {
     let scored = score_sentences(question, &[block]);
     shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text))
 }
 
 /// The banner over an extractive answer, in the question's language.
-pub fn notice(question: &str, why: &str) -> String {
-    if Language::of_query(question) == Language::Chinese {
+pub fn notice(language: Language, why: &str) -> String {
+    if language == Language::Chinese {
         format!("摘录的回答：以下句子原样摘自你的文档（{why}）。要获得成文的回答，请在“设置 → 模型”中下载 Qwen2.5 1.5B，或运行 Ollama。")
     } else {
         format!("Extractive answer: these sentences are quoted from your documents as they stand ({why}). For written answers, download Qwen2.5 1.5B in Settings → Models, or run Ollama.")
@@ -250,6 +243,10 @@ pub fn notice(question: &str, why: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    fn asked(text: &str) -> Question {
+        Question::new(text, None)
+    }
 
     /// A context block `label` under `heading` (shared with the answer check's tests).
     pub(crate) fn block(label: &str, heading: &str, text: &str) -> ContextBlock {
@@ -273,7 +270,7 @@ pub(crate) mod tests {
             block("S2", "Budgerigar > Diet", "Budgerigars eat seeds and greens."),
             block("S3", "Cage", "A cage needs perches."),
         ];
-        let got = extract_answer("What do cockatiels eat?", &blocks).unwrap();
+        let got = extract_answer(&asked("What do cockatiels eat?"), &blocks).unwrap();
         assert_eq!(got.text, "In the wild they eat grass seeds. [S1]");
         assert_eq!(got.cited, ["S1"], "the question names its subject: another subject's page is not quoted");
     }
@@ -285,20 +282,20 @@ pub(crate) mod tests {
             block("S2", "Sun conure > Diet", "Sun conures eat fruit, seeds and flowers."),
             block("S3", "Bread > Storage", "Keep bread in a linen bag."),
         ];
-        let got = extract_answer("How often should I feed a sourdough starter, and what do sun conures eat?", &blocks).unwrap();
+        let got = extract_answer(&asked("How often should I feed a sourdough starter, and what do sun conures eat?"), &blocks).unwrap();
         assert_eq!(got.cited, ["S1", "S2"], "{}", got.text);
         let mentioned = [
             block("S1", "Budgerigar > Lifespan", "Budgerigars are small parrots. They live 5 to 10 years."),
             block("S2", "African grey parrot > Lifespan", "Greys live 40 to 60 years."),
         ];
-        let got = extract_answer("How long do budgerigar parrots live?", &mentioned).unwrap();
+        let got = extract_answer(&asked("How long do budgerigar parrots live?"), &mentioned).unwrap();
         assert_eq!(got.cited, ["S1"], "a word the best page uses names no other subject: {}", got.text);
     }
 
     #[test]
     fn a_sentence_that_leans_on_the_one_before_brings_it_along() {
         let blocks = [block("S1", "Budgerigar > Lifespan", "Budgerigars are popular pets. They live 5 to 10 years when well cared for. Cages need cleaning.")];
-        let got = extract_answer("How long do budgerigars live?", &blocks).unwrap();
+        let got = extract_answer(&asked("How long do budgerigars live?"), &blocks).unwrap();
         assert_eq!(got.text, "Budgerigars are popular pets. [S1] They live 5 to 10 years when well cared for. [S1]");
     }
 
@@ -309,33 +306,37 @@ pub(crate) mod tests {
             "Bread > Method",
             "Mix the flour and water. Let the dough rise for twelve hours in a cool kitchen before shaping the loaf. Bake for 40 minutes.",
         );
-        let got = extract_answer("How long should the dough rise?", &[bread]).unwrap();
+        let got = extract_answer(&asked("How long should the dough rise?"), &[bread]).unwrap();
         assert_eq!(got.text, "Let the dough rise for twelve hours in a cool kitchen before shaping the loaf. [S1]", "no fill up to three sentences");
         let mut soup = block("S1", "Soup > Storage", "Keep the pot in the fridge for three days. Frozen, the soup keeps for three months.");
         let question = "Can I put leftovers in the freezer?";
         assert_eq!(
-            extract_answer(question, std::slice::from_ref(&soup)).unwrap().text,
+            extract_answer(&asked(question), std::slice::from_ref(&soup)).unwrap().text,
             "Keep the pot in the fridge for three days. [S1]",
             "no similarity: the first of equals"
         );
         soup.sentence_similarity = vec![0.31, 0.62];
-        assert_eq!(extract_answer(question, &[soup]).unwrap().text, "Frozen, the soup keeps for three months. [S1]", "the embedder's similarity decides");
+        assert_eq!(
+            extract_answer(&asked(question), &[soup]).unwrap().text,
+            "Frozen, the soup keeps for three months. [S1]",
+            "the embedder's similarity decides"
+        );
     }
 
     #[test]
     fn passages_in_the_question_language_come_first() {
         let blocks = [block("S1", "Cockatiel > Diet", "Cockatiels eat seeds."), block("S2", "玄凤鹦鹉 > 饮食", "玄凤鹦鹉主要吃草籽。也吃颗粒饲料。")];
-        let got = extract_answer("玄凤鹦鹉吃什么？", &blocks).unwrap();
+        let got = extract_answer(&asked("玄凤鹦鹉吃什么？"), &blocks).unwrap();
         assert!(got.text.starts_with("玄凤鹦鹉主要吃草籽。 [S2]") || got.text.starts_with("玄凤鹦鹉主要吃草籽。[S2]"), "{}", got.text);
         assert_eq!(got.cited, ["S2"]);
-        assert!(extract_answer("anything", &[]).is_none());
-        assert!(notice("玄凤吃什么", "x").starts_with("摘录"));
+        assert!(extract_answer(&asked("anything"), &[]).is_none());
+        assert!(notice(Language::Chinese, "x").starts_with("摘录"));
     }
 
     #[test]
     fn the_closest_sentence_is_the_one_sharing_the_most_terms() {
         let b = block("S1", "Cockatiel > Care", "Cockatiels are small. They need a large cage with several perches. They like baths.");
-        assert_eq!(closest_sentence("how big a cage does a cockatiel need", &b), "They need a large cage with several perches.");
-        assert_eq!(closest_sentence("zzz", &b), "Cockatiels are small.", "none matches: the first");
+        assert_eq!(closest_sentence(&asked("how big a cage does a cockatiel need"), &b), "They need a large cage with several perches.");
+        assert_eq!(closest_sentence(&asked("zzz"), &b), "Cockatiels are small.", "none matches: the first");
     }
 }

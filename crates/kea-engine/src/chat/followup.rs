@@ -17,30 +17,31 @@ use std::collections::HashSet;
 use kea_llm::Provider;
 
 use super::extractive::subject_words;
-use super::{Answerer, ChatEvent, ChatOptions, Route};
+use super::{Answerer, ChatEvent, ChatOptions, Question, Route};
 use crate::error::Result;
 use crate::retrieve::calibration::Outcome;
 use crate::retrieve::Retrieval;
-use crate::segment::{query_terms, tokens};
+use crate::segment::tokens;
 
 impl Answerer<'_> {
     /// Retrieval for a routed question, a follow-up checked as above (`route` says the outcome).
     pub(super) fn retrieve_routed(
         &self,
         llm: &dyn Provider,
-        (question, subject): (&str, Option<&str>),
+        question: &Question,
         route: &mut Route,
         options: &ChatOptions,
         sink: &mut dyn FnMut(ChatEvent),
     ) -> Result<Retrieval> {
-        let Some(subject) = subject.filter(|_| route.is_followup) else { return self.retrieve_for_chat(llm, question, route, options, sink) };
+        let asked = question.text.as_str();
+        let Some(subject) = question.subject.as_deref().filter(|_| route.is_followup) else { return self.retrieve_for_chat(llm, asked, route, options, sink) };
         let labels = self.subjects.labels()?;
-        if let Some(named) = labels.iter().find(|l| l.is_mentioned_in(question) && l.subject() != subject && !l.is_mentioned_in(subject)) {
+        if let Some(named) = labels.iter().find(|l| l.is_mentioned_in(asked) && l.subject() != subject && !l.is_mentioned_in(subject)) {
             *route = route.clone().standing_alone(question, format!("the question names its own subject, {}: a new question", named.name()));
-            return self.retrieve_for_chat(llm, question, route, options, sink);
+            return self.retrieve_for_chat(llm, asked, route, options, sink);
         }
         let alone = route.clone().standing_alone(question, String::new());
-        let as_asked = self.retrieve_for_chat(llm, question, &alone, options, sink)?;
+        let as_asked = self.retrieve_for_chat(llm, asked, &alone, options, sink)?;
         if let Some(word) = own_subject_word(question, subject, &as_asked) {
             *route = Route {
                 followup_check: Some(format!("the question names its own subject, “{word}” (its best passage's document): a new question")),
@@ -48,7 +49,7 @@ impl Answerer<'_> {
             };
             return Ok(as_asked);
         }
-        let followed = self.retrieve_for_chat(llm, question, route, options, sink)?;
+        let followed = self.retrieve_for_chat(llm, asked, route, options, sink)?;
         let (with, without) = (followed.relevance.probability, as_asked.relevance.probability);
         if followed.relevance.outcome == Outcome::Refused && as_asked.relevance.outcome != Outcome::Refused {
             *route = Route {
@@ -66,9 +67,9 @@ impl Answerer<'_> {
 
 /// A word of `question` that names the document of `retrieval`'s best
 /// passage (its title or file name) and is not part of `subject`.
-fn own_subject_word(question: &str, subject: &str, retrieval: &Retrieval) -> Option<String> {
+fn own_subject_word(question: &Question, subject: &str, retrieval: &Retrieval) -> Option<String> {
     let block = retrieval.context.blocks.first().filter(|_| retrieval.relevance.outcome != Outcome::Refused)?;
     let in_subject: HashSet<String> = tokens(subject).into_iter().collect();
     let document_words = subject_words(block);
-    query_terms(question).into_iter().find(|t| document_words.contains(t) && !in_subject.contains(t))
+    question.terms.iter().find(|t| document_words.contains(*t) && !in_subject.contains(*t)).cloned()
 }

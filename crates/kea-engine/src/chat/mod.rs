@@ -9,6 +9,8 @@ pub mod enhance;
 pub mod export;
 pub mod extractive;
 mod followup;
+pub mod markers;
+pub mod question;
 pub mod router;
 pub mod verify;
 
@@ -23,6 +25,7 @@ use crate::retrieve::calibration::Outcome;
 use crate::retrieve::{elapsed_ms as ms, Retrieval, RetrievalConfig, Trace};
 pub use answer::{Citation, RelatedPassage};
 pub use conversations::Conversations;
+pub use question::Question;
 pub use router::{DecidedBy, Route, RouterMode};
 
 /// Events of one answer, in order: status, tool start/end pairs (router,
@@ -118,11 +121,11 @@ impl Answerer<'_> {
         sink: &mut dyn FnMut(ChatEvent),
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<ChatAnswer> {
-        let question = question.trim();
-        if question.is_empty() {
+        if question.trim().is_empty() {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
-        let (chat_id, subject) = self.conversations.open(chat_id, question)?;
+        let (chat_id, subject) = self.conversations.open(chat_id, question.trim())?;
+        let question = Question::new(question, subject);
         let history = self.conversations.recent(chat_id, options.history_messages)?;
         sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
 
@@ -130,14 +133,14 @@ impl Answerer<'_> {
         sink(ChatEvent::ToolStart { tool: "router" });
         let topic = self.subjects.profile().collection.topic;
         let documents_language = match options.router {
-            router::RouterMode::Llm => self.subjects.names()?.other_language(question),
+            router::RouterMode::Llm => self.subjects.names()?.other_language(question.language),
             router::RouterMode::Keywords => None,
         };
-        let context = router::RouteContext { subject: subject.as_deref(), topic: topic.as_deref(), documents_language };
-        let (mut route, router_fallback) = router::decide(options.router, llm, question, &context, cancelled);
+        let context = router::RouteContext { topic: topic.as_deref(), documents_language };
+        let (mut route, router_fallback) = router::decide(options.router, llm, &question, &context, cancelled);
         sink(ChatEvent::ToolEnd { tool: "router", ms: ms(t), output: serde_json::to_value(&route).unwrap_or_default() });
 
-        let retrieval = if route.use_rag { Some(self.retrieve_routed(llm, (question, subject.as_deref()), &mut route, options, sink)?) } else { None };
+        let retrieval = if route.use_rag { Some(self.retrieve_routed(llm, &question, &mut route, options, sink)?) } else { None };
         let summaries = match (&retrieval, options.enhance.summary) {
             (Some(r), true) => {
                 let t = Instant::now();
@@ -149,11 +152,11 @@ impl Answerer<'_> {
             _ => Vec::new(),
         };
         let evidence = retrieval.as_ref().map(|r| answer::Evidence { retrieval: r, summaries: &summaries });
-        let mut answer = answer::compose(llm, question, &route, evidence, &history, options, sink, cancelled)?;
+        let mut answer = answer::compose(llm, &question, &route, evidence, &history, options, sink, cancelled)?;
         answer.summaries = summaries;
         answer.chat_id = chat_id;
         answer.router_fallback = router_fallback;
-        self.remember(chat_id, question, &answer, retrieval.as_ref())?;
+        self.remember(chat_id, &question.text, &answer, retrieval.as_ref())?;
         sink(ChatEvent::Final { answer: Box::new(answer.clone()) });
         Ok(answer)
     }

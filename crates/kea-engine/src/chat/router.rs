@@ -6,6 +6,7 @@
 //! schema (a grammar on llama.cpp); when it fails or returns junk, keyword
 //! rules in Chinese and English decide instead (and nothing is translated).
 
+use super::question::Question;
 use crate::language::Language;
 use kea_llm::{json::extract_object, Message, Provider, Request, Role};
 use serde::{Deserialize, Serialize};
@@ -38,8 +39,6 @@ impl RouterMode {
 /// What the router is told besides the question.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RouteContext<'a> {
-    /// The conversation's last subject.
-    pub subject: Option<&'a str>,
     /// What the collection is about.
     pub topic: Option<&'a str>,
     /// The documents' language when none of them is
@@ -48,10 +47,16 @@ pub struct RouteContext<'a> {
 }
 
 /// Routes `question` the way `mode` says.
-pub fn decide(mode: RouterMode, llm: &dyn Provider, question: &str, context: &RouteContext, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
+pub fn decide(
+    mode: RouterMode,
+    llm: &dyn Provider,
+    question: &Question,
+    context: &RouteContext,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Route, Option<String>) {
     match mode {
         RouterMode::Llm => route(llm, question, context, cancelled),
-        RouterMode::Keywords => (keyword_route(question, context.subject), None),
+        RouterMode::Keywords => (keyword_route(question), None),
     }
 }
 
@@ -81,8 +86,8 @@ pub struct Route {
 
 impl Route {
     /// This route as a new question: searched as asked, not as a follow-up.
-    pub fn standing_alone(self, question: &str, why: String) -> Route {
-        Route { is_followup: false, search_query: question.trim().to_string(), followup_check: Some(why), ..self }
+    pub fn standing_alone(self, question: &Question, why: String) -> Route {
+        Route { is_followup: false, search_query: question.text.clone(), followup_check: Some(why), ..self }
     }
 }
 
@@ -124,19 +129,6 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
     ("none", "怎么区分石英和方解石？", r#"{"is_followup": false, "use_rag": true, "search_query": "石英 方解石 区别"}"#),
 ];
 
-/// The subject's name in the question's language: a subject stored as
-/// "玄凤鹦鹉 (Cockatiel)" gives "Cockatiel" to an English question.
-pub fn subject_name<'a>(subject: &'a str, question: &str) -> &'a str {
-    let Some((first, rest)) = subject.split_once(" (") else { return subject };
-    let second = rest.strip_suffix(')').unwrap_or(rest);
-    let language = Language::of_query(question);
-    if Language::of_text(first) == language || Language::of_text(second) != language {
-        first
-    } else {
-        second
-    }
-}
-
 fn user_turn(subject: &str, question: &str) -> String {
     format!("Last subject: {subject}\nQuestion: {question}")
 }
@@ -144,14 +136,14 @@ fn user_turn(subject: &str, question: &str) -> String {
 /// The few-shot conversation for a question. The examples come first and
 /// never change, so llama.cpp reuses their cached keys and values; a
 /// request for the query in the documents' language ends the last turn.
-pub fn router_messages(question: &str, context: &RouteContext) -> Vec<Message> {
+pub fn router_messages(question: &Question, context: &RouteContext) -> Vec<Message> {
     let topic = context.topic.map_or_else(String::new, |t| format!(" about {t}"));
     let mut messages = vec![Message::new(Role::System, INSTRUCTIONS.replace("{topic}", &topic))];
     for (s, q, a) in EXAMPLES {
         messages.push(Message::new(Role::User, user_turn(s, q)));
         messages.push(Message::new(Role::Assistant, *a));
     }
-    let mut last = user_turn(context.subject.unwrap_or("none"), question);
+    let mut last = user_turn(question.subject.as_deref().unwrap_or("none"), &question.text);
     if let Some(language) = context.documents_language.map(Language::name) {
         last.push_str(&format!(
             "\nThe documents are in {language}, not in the question's language: also output translated_query, search_query translated into {language}."
@@ -212,47 +204,46 @@ fn has_word(text: &str, word: &str) -> bool {
 
 /// The keyword rules: small talk → no retrieval; anything else is a
 /// question for the documents; pronouns with a known subject → follow-up.
-pub fn keyword_route(question: &str, subject: Option<&str>) -> Route {
-    let lower = question.to_lowercase();
+pub fn keyword_route(question: &Question) -> Route {
+    let lower = question.text.to_lowercase();
     // Whole words: "they" is not "hey".
     let says = |marker: &str| if marker.is_ascii() { has_word(&lower, marker) } else { lower.contains(marker) };
     let small_talk = SMALL_TALK.iter().any(|m| says(m)) && lower.chars().filter(|c| c.is_alphanumeric()).count() < 40;
-    let followup = subject.is_some() && (FOLLOWUP_ZH.iter().any(|m| question.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(question, w)));
+    let named = question.subject_name();
+    let followup = named.is_some() && (FOLLOWUP_ZH.iter().any(|m| question.text.contains(m)) || FOLLOWUP_EN.iter().any(|w| has_word(&lower, w)));
     let use_rag = !small_talk;
-    let search_query = match (use_rag, followup, subject) {
+    let search_query = match (use_rag, followup, named) {
         (false, _, _) => String::new(),
-        (true, true, Some(s)) => format!("{} {}", subject_name(s, question), question.trim()),
-        _ => question.trim().to_string(),
+        (true, true, Some(name)) => format!("{name} {}", question.text),
+        _ => question.text.clone(),
     };
     Route { is_followup: followup && use_rag, use_rag, search_query, translated_query: None, decided_by: DecidedBy::Keywords, followup_check: None }
 }
 
 /// Routes with the LLM, falling back to keywords; the error (if any) says
 /// why the fallback was used.
-pub fn route(llm: &dyn Provider, question: &str, context: &RouteContext, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
-    let subject = context.subject;
+pub fn route(llm: &dyn Provider, question: &Question, context: &RouteContext, cancelled: &(dyn Fn() -> bool + Sync)) -> (Route, Option<String>) {
     let mut request = Request::new(router_messages(question, context));
     request.max_tokens = if context.documents_language.is_some() { 160 } else { 96 };
     request.json_schema = Some(route_schema(context.documents_language.is_some()));
     request.stop = vec!["\nUser:".into()];
     let completion = match llm.complete(&request, &mut |_| {}, cancelled) {
         Ok(completion) => completion,
-        Err(e) => return (keyword_route(question, subject), Some(e.to_string())),
+        Err(e) => return (keyword_route(question), Some(e.to_string())),
     };
     let Some(mut route) = parse_route(&completion.text) else {
         let shown: String = completion.text.chars().take(120).collect();
-        return (keyword_route(question, subject), Some(format!("unparseable router output: {shown:?}")));
+        return (keyword_route(question), Some(format!("unparseable router output: {shown:?}")));
     };
     if route.use_rag && route.search_query.is_empty() {
-        route.search_query = question.trim().to_string();
+        route.search_query = question.text.clone();
     }
-    if let (true, Some(s)) = (route.is_followup, subject) {
-        let name = subject_name(s, question);
+    if let (true, Some(name)) = (route.is_followup, question.subject_name()) {
         if !route.search_query.contains(name) {
             route.search_query = format!("{name} {}", route.search_query);
         }
     }
-    route.is_followup &= subject.is_some();
+    route.is_followup &= question.subject.is_some();
     if !route.use_rag || context.documents_language.is_none() {
         route.translated_query = None;
     }
@@ -263,28 +254,30 @@ pub fn route(llm: &dyn Provider, question: &str, context: &RouteContext, cancell
 mod tests {
     use super::*;
 
+    fn asked(text: &str, subject: Option<&str>) -> Question {
+        Question::new(text, subject.map(str::to_string))
+    }
+
     #[test]
     fn keyword_rules_in_both_languages() {
-        let r = keyword_route("玄凤鹦鹉吃什么？", None);
+        let r = keyword_route(&asked("玄凤鹦鹉吃什么？", None));
         assert!(r.use_rag && !r.is_followup);
-        assert!(!keyword_route("你好！", None).use_rag);
-        assert!(!keyword_route("Thanks a lot!", None).use_rag);
-        let f = keyword_route("它能活多久？", Some("玄凤鹦鹉"));
+        assert!(!keyword_route(&asked("你好！", None)).use_rag);
+        assert!(!keyword_route(&asked("Thanks a lot!", None)).use_rag);
+        let f = keyword_route(&asked("它能活多久？", Some("玄凤鹦鹉")));
         assert!(f.is_followup && f.use_rag);
         assert_eq!(f.search_query, "玄凤鹦鹉 它能活多久？");
         let both = "玄凤鹦鹉 (Cockatiel)";
-        assert_eq!(keyword_route("它吃什么？", Some(both)).search_query, "玄凤鹦鹉 它吃什么？");
-        assert_eq!(keyword_route("What does it eat?", Some(both)).search_query, "Cockatiel What does it eat?");
-        assert_eq!(subject_name("Cockatiel (玄凤鹦鹉)", "它吃什么"), "玄凤鹦鹉");
-        assert_eq!(subject_name("Quartz", "它硬吗"), "Quartz");
-        let en = keyword_route("What does it eat?", Some("Budgerigar"));
+        assert_eq!(keyword_route(&asked("它吃什么？", Some(both))).search_query, "玄凤鹦鹉 它吃什么？");
+        assert_eq!(keyword_route(&asked("What does it eat?", Some(both))).search_query, "Cockatiel What does it eat?");
+        let en = keyword_route(&asked("What does it eat?", Some("Budgerigar")));
         assert!(en.is_followup);
         assert!(en.search_query.starts_with("Budgerigar"));
-        assert!(!keyword_route("What does it eat?", None).is_followup, "no subject, no follow-up");
-        assert!(!keyword_route("Is the kite bird a parrot?", Some("Budgerigar")).is_followup, "'it' inside a word is not a pronoun");
-        let they = keyword_route("What do they eat?", Some("Budgerigar"));
+        assert!(!keyword_route(&asked("What does it eat?", None)).is_followup, "no subject, no follow-up");
+        assert!(!keyword_route(&asked("Is the kite bird a parrot?", Some("Budgerigar"))).is_followup, "'it' inside a word is not a pronoun");
+        let they = keyword_route(&asked("What do they eat?", Some("Budgerigar")));
         assert!(they.use_rag && they.is_followup, "'they' is a pronoun, not the greeting 'hey': {they:?}");
-        assert_eq!(keyword_route("hi", None).decided_by, DecidedBy::Keywords);
+        assert_eq!(keyword_route(&asked("hi", None)).decided_by, DecidedBy::Keywords);
     }
 
     #[test]
@@ -300,9 +293,9 @@ mod tests {
 
     #[test]
     fn prompt_ends_with_the_question_and_keeps_a_stable_prefix() {
-        let a = router_messages("Q1", &RouteContext { topic: Some("minerals"), ..RouteContext::default() });
-        let b = router_messages("Q2", &RouteContext { subject: Some("Cockatiel"), topic: Some("minerals"), documents_language: None });
-        let c = router_messages("Q3", &RouteContext { topic: Some("minerals"), documents_language: Some(Language::English), ..RouteContext::default() });
+        let a = router_messages(&asked("Q1", None), &RouteContext { topic: Some("minerals"), ..RouteContext::default() });
+        let b = router_messages(&asked("Q2", Some("Cockatiel")), &RouteContext { topic: Some("minerals"), documents_language: None });
+        let c = router_messages(&asked("Q3", None), &RouteContext { topic: Some("minerals"), documents_language: Some(Language::English) });
         assert!(a[0].content.contains("documents about minerals."));
         assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
         assert_eq!(a[..a.len() - 1], c[..c.len() - 1], "asking for a translation keeps the cached prefix");
@@ -314,7 +307,7 @@ mod tests {
 
     #[test]
     fn a_failing_llm_falls_back_to_keywords() {
-        let (route, why) = route(&kea_llm::select::NoProvider, "what do lovebirds eat?", &RouteContext::default(), &|| false);
+        let (route, why) = route(&kea_llm::select::NoProvider, &asked("what do lovebirds eat?", None), &RouteContext::default(), &|| false);
         assert_eq!(route.decided_by, DecidedBy::Keywords);
         assert!(route.use_rag);
         assert!(why.unwrap().contains("no language model"));

@@ -12,7 +12,7 @@
 use crate::language::Language;
 use std::collections::HashSet;
 
-use super::answer::{map_markers, marker_labels};
+use super::markers::{map_markers, marker_labels};
 use crate::chunk::sentence_ends;
 use crate::retrieve::ContextBlock;
 use crate::segment::{content_terms, index_tokens, is_cjk};

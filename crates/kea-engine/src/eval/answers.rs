@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::chat::extractive::extract_answer;
+use crate::chat::Question;
 use crate::retrieve::calibration::Outcome;
 use crate::retrieve::ContextBlock;
 use crate::Retrieval;
@@ -64,7 +65,7 @@ pub fn seen(item: &GoldenItem, retrieval: &Retrieval) -> Seen {
         Outcome::Refused => {}
         Outcome::Unsure => seen.shown = blocks.iter().take(RELATED_SHOWN).any(relevant),
         Outcome::Answered => {
-            let Some(extract) = extract_answer(&item.query, blocks) else { return seen };
+            let Some(extract) = extract_answer(&Question::new(&item.query, None), blocks) else { return seen };
             let cited: Vec<&ContextBlock> = extract.cited.iter().filter_map(|label| blocks.iter().find(|b| &b.label == label)).collect();
             seen.shown = cited.iter().any(|b| relevant(b));
             seen.other_document = Some(cited.iter().any(|b| !relevant(b)));

@@ -68,6 +68,6 @@ Output JSON: final_name (one of the candidates or \"uncertain\"), reasoning (sho
         followup: if zh { "一张光线充足的清晰侧面照会有帮助。" } else { "A clear side view in good light would help." }.into(),
     });
     let known: std::collections::BTreeSet<String> = context.blocks.iter().map(|b| b.label.clone()).collect();
-    decision.reasoning = crate::chat::answer::resolve_markers(&decision.reasoning, &known).0;
+    decision.reasoning = crate::chat::markers::resolve_markers(&decision.reasoning, &known).0;
     decision
 }

@@ -74,7 +74,8 @@ pub(super) fn compose_reply(result: &Identification, candidates: &[Candidate], c
         None => {
             let question = format!("{} {}", words.name(final_candidate), final_candidate.zh.as_deref().unwrap_or_default());
             let blocks = context.map(|c| c.blocks.as_slice()).unwrap_or_default();
-            if let Some(quote) = crate::chat::extractive::extract_answer(if words.zh { &question } else { words.name(final_candidate) }, blocks) {
+            let asked = crate::chat::Question::new(if words.zh { &question } else { words.name(final_candidate) }, None);
+            if let Some(quote) = crate::chat::extractive::extract_answer(&asked, blocks) {
                 reply.push_str(if words.zh { "" } else { " " });
                 reply.push_str(&quote.text);
             }

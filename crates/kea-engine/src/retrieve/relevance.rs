@@ -222,8 +222,7 @@ impl Retriever<'_> {
     /// the better outcome stands, saying so.
     pub(crate) fn judge_relevance_translated(
         &self,
-        query: &str,
-        translated: Option<&str>,
+        (query, translated): (&str, Option<&str>),
         hits: &[Hit],
         trace: &Trace,
         config: &RetrievalConfig,

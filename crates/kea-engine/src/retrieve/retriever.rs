@@ -61,10 +61,20 @@ pub struct Retriever<'a> {
     models: &'a dyn QueryModels,
 }
 
-/// Dense candidates and the ids among them in the other language than the query's.
+/// The main query as every stage reads it: its text, its language and,
+/// when dense search ran, its vector.
+struct Query<'q> {
+    text: &'q str,
+    language: Language,
+    vector: Option<Vec<f32>>,
+}
+
+/// Dense candidates, the ids among them in the other language than the
+/// query's, and the main query's vector (its sentences are compared with it).
 struct Dense {
     ranked: Ranked,
     other_language: HashSet<u64>,
+    query_vector: Option<Vec<f32>>,
 }
 
 impl<'a> Retriever<'a> {
@@ -125,24 +135,18 @@ impl<'a> Retriever<'a> {
         if let Err(e) = self.passages.refresh() {
             trace.fallbacks.push(format!("passages not refreshed, the last copy is searched: {e}"));
         }
-        let no_dense = || Dense { ranked: Vec::new(), other_language: HashSet::new() };
-        let dense = match config.dense.then(|| self.dense(&prepared, &main, config, &mut trace)).transpose() {
-            Ok(dense) => dense.unwrap_or_else(no_dense),
-            // An index that cannot be reached (a team server gone) leaves full-text search.
-            Err(e) if e.kind() == crate::ErrorKind::VectorIndex && config.sparse => {
-                trace.fallbacks.push(format!("dense search unavailable, full-text only: {e}"));
-                no_dense()
-            }
-            Err(e) => return Err(e),
-        };
+        // The main query's language, read once for every stage.
+        let language = Language::of_query(&main);
+        let dense = self.dense_if_reachable(&prepared, language, config, &mut trace)?;
         let sparse = if config.sparse { self.sparse(&prepared, config, &mut trace)? } else { Vec::new() };
-        let fused = self.fuse(&dense, &sparse, &main, config, &mut trace);
+        let fused = self.fuse(&dense, &sparse, language, config, &mut trace);
         let shortlist = self.shortlist(&fused, config, &mut trace)?;
         let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
         let rows: HashMap<u64, ChunkRow> = self.passages.chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
         let fused_map: HashMap<u64, f32> = fused.iter().copied().collect();
         let order: Ranked = shortlist.iter().map(|&(id, _)| (id, fused_map.get(&id).copied().unwrap_or(0.0))).collect();
         let (order, rerank_scores) = self.rerank_and_filter(&main, order, &rows, config, &mut trace);
+        let query_vector = dense.query_vector;
         let (dense_map, sparse_map): (HashMap<u64, f32>, HashMap<u64, f32>) = (dense.ranked.into_iter().collect(), sparse.into_iter().collect());
         let hits: Vec<Hit> = order
             .iter()
@@ -158,13 +162,16 @@ impl<'a> Retriever<'a> {
                 })
             })
             .collect();
-        self.finish((&main, translated.as_deref()), hits, config, trace, total)
+        let query = Query { text: &main, language, vector: query_vector };
+        self.finish((query, translated.as_deref()), hits, config, trace, total)
     }
 
-    /// Context assembly and the relevance decision, timed into the trace.
+    /// Context assembly, the relevance decision and, unless it refuses (and
+    /// when dense search ran), the context's sentences compared with the
+    /// question; timed into the trace.
     fn finish(
         &self,
-        (query, translated): (&str, Option<&str>),
+        (query, translated): (Query, Option<&str>),
         hits: Vec<Hit>,
         config: &RetrievalConfig,
         mut trace: Trace,
@@ -174,11 +181,11 @@ impl<'a> Retriever<'a> {
         let mut context = context::of_hits(&hits, config.context_tokens);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
-        let relevance = self.judge_relevance_translated(query, translated, &hits, &trace, config)?;
+        let relevance = self.judge_relevance_translated((query.text, translated), &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
-        if relevance.outcome != Outcome::Refused && config.dense {
+        if let Some(vector) = query.vector.filter(|_| relevance.outcome != Outcome::Refused) {
             let t = super::start();
-            if let Err(e) = self.sentence_similarity(query, &mut context) {
+            if let Err(e) = self.sentence_similarity(query.language, vector, &mut context) {
                 trace.fallbacks.push(format!("sentences not compared with the question, words alone pick the quote: {e}"));
             }
             trace.stages.push(StageTrace { stage: "sentences", ms: t.ms(), candidates: Vec::new() });
@@ -189,12 +196,12 @@ impl<'a> Retriever<'a> {
         Ok(Retrieval { hits, context, trace, relevance })
     }
 
-    /// The embedder's similarity to `query` of each sentence of the first
-    /// blocks (one batched call), for the extractive answer's scorer
-    /// (`chat::extractive`). Nothing when the embedder does not read the
-    /// question's language.
-    fn sentence_similarity(&self, query: &str, context: &mut Context) -> Result<()> {
-        if !self.model_reads(Language::of_query(query)) {
+    /// The embedder's similarity to the query (in `language`, embedded as
+    /// `query_vector`) of each sentence of the first blocks (one batched
+    /// call), for the extractive answer's scorer (`chat::extractive`). Nothing when the embedder does not read the
+    /// query's language.
+    fn sentence_similarity(&self, language: Language, query_vector: Vec<f32>, context: &mut Context) -> Result<()> {
+        if !self.model_reads(language) {
             return Ok(());
         }
         let mut texts: Vec<String> = Vec::new();
@@ -210,7 +217,7 @@ impl<'a> Retriever<'a> {
         if texts.is_empty() {
             return Ok(());
         }
-        let question = normalised(self.models.embed_query(query)?);
+        let question = normalised(query_vector);
         let mut similarity = self.models.embed_sentences(&texts)?.into_iter().map(|v| normalised(v).iter().zip(&question).map(|(a, b)| a * b).sum::<f32>());
         for block in context.blocks.iter_mut().take(covered) {
             block.sentence_similarity = similarity.by_ref().take(context::sentences(&block.text).len()).collect();
@@ -218,23 +225,34 @@ impl<'a> Retriever<'a> {
         Ok(())
     }
 
+    /// [`Retriever::dense`] when it is on; an index that cannot be reached
+    /// (a team server gone) leaves full-text search, the trace says so.
+    fn dense_if_reachable(&self, queries: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<Dense> {
+        let no_dense = || Dense { ranked: Vec::new(), other_language: HashSet::new(), query_vector: None };
+        match config.dense.then(|| self.dense(queries, language, config, trace)).transpose() {
+            Ok(dense) => Ok(dense.unwrap_or_else(no_dense)),
+            Err(e) if e.kind() == crate::ErrorKind::VectorIndex && config.sparse => {
+                trace.fallbacks.push(format!("dense search unavailable, full-text only: {e}"));
+                Ok(no_dense())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Nearest neighbours of each phrasing, merged; with a multilingual
     /// embedder the other language's best passages are lifted to compete.
-    fn dense(&self, queries: &[String], main: &str, config: &RetrievalConfig, trace: &mut Trace) -> Result<Dense> {
+    fn dense(&self, queries: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<Dense> {
         let t = super::start();
         let cross_lingual = config.cross_lingual && self.model_is_multilingual();
         let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
-        let lists = queries
-            .iter()
-            .map(|q| {
-                let vector = self.models.embed_query(q)?;
-                self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(&vector, pool)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new() };
+        let vectors = queries.iter().map(|q| self.models.embed_query(q)).collect::<Result<Vec<_>>>()?;
+        let lists = vectors.iter().map(|v| self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(v, pool)).collect::<Result<Vec<_>>>()?;
+        let query_vector = vectors.into_iter().next();
+        let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new(), query_vector: None };
         if cross_lingual {
-            dense = self.balance_dense_languages(&dense.ranked, Language::of_query(main), config.coarse_k, trace)?;
+            dense = self.balance_dense_languages(&dense.ranked, language, config.coarse_k, trace)?;
         }
+        dense.query_vector = query_vector;
         trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.ranked.clone() });
         Ok(dense)
     }
@@ -250,9 +268,8 @@ impl<'a> Retriever<'a> {
 
     /// Weighted or reciprocal-rank fusion; the dense weight drops when the
     /// embedder does not cover the query's language.
-    fn fuse(&self, dense: &Dense, sparse: &Ranked, main: &str, config: &RetrievalConfig, trace: &mut Trace) -> Ranked {
+    fn fuse(&self, dense: &Dense, sparse: &Ranked, language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Ranked {
         let t = super::start();
-        let language = Language::of_query(main);
         let mut dense_weight = config.dense_weight;
         if config.dense && config.sparse && !self.model_reads(language) {
             dense_weight = config.foreign_dense_weight;
@@ -358,7 +375,7 @@ impl<'a> Retriever<'a> {
         if shift > 0.0 {
             trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));
         }
-        Ok(Dense { ranked: balanced, other_language: other })
+        Ok(Dense { ranked: balanced, other_language: other, query_vector: None })
     }
 }
 

@@ -153,7 +153,8 @@ fn version_3_stores_gain_what_answers_showed_and_keep_their_conversations() {
     let store = Store::open(&path).unwrap();
     assert_eq!(store.meta(&MetaKey::SchemaVersion).unwrap().as_deref(), Some(SCHEMA_VERSION));
     assert_eq!(store.conversation(conversation).unwrap().unwrap().title, "Kept");
-    let reply = NewMessage { role: kea_llm::Role::Assistant, content: "x", citations: &serde_json::json!([]), route: None, shown: Some(&serde_json::json!({})) };
+    let reply =
+        NewMessage { role: kea_llm::Role::Assistant, content: "x", citations: &serde_json::json!([]), route: None, shown: Some(&serde_json::json!({})) };
     store.add_message(conversation, &reply).expect("the new table is there");
 }
 
