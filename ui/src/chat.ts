@@ -225,7 +225,7 @@ function retrievalInspector(trace: TraceDto): HTMLElement {
  */
 function renderAnswer(item: HTMLElement, body: HTMLElement, text: string, citations: CitationDto[], shown: ShownDto | null) {
   body.replaceChildren();
-  if (shown?.notice) body.append(el("p", shown.notice, "notice"));
+  if (shown?.notice) body.append(noticeOnce(item, shown.notice));
   const answer = el("div", undefined, "answer markdown");
   renderMarkdown(answer, text, { citation: (label) => citationButton(citations.find((c) => c.id === label), label), openLink });
   body.append(answer);
@@ -242,6 +242,18 @@ function renderAnswer(item: HTMLElement, body: HTMLElement, text: string, citati
   item.classList.add(`outcome-${shown.outcome}`);
   if (shown.related.length) body.append(relatedReading(shown.related));
   if (shown.unsupported.length) body.append(unsupportedSentences(shown.unsupported));
+}
+
+/**
+ * Why an answer is quoted rather than written: in full the first time the
+ * conversation shows it, then as a small tag carrying it on hover.
+ */
+function noticeOnce(item: HTMLElement, notice: string): HTMLElement {
+  const said = Array.from($("messages").querySelectorAll<HTMLElement>(".notice")).some((n) => !item.contains(n) && n.textContent === notice);
+  if (!said) return el("p", notice, "notice");
+  const tag = el("span", t("chat.quoted"), "notice-tag");
+  tag.title = notice;
+  return tag;
 }
 
 /** The closest passages of an unsure outcome: where each is, and its sentence closest to the question. */

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use kea_engine::chat::router::{keyword_route, route, RouteContext};
+use kea_engine::chat::Question;
 use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
 use kea_engine::settings::Settings;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
@@ -227,14 +228,14 @@ pub fn eval_router(config: EngineConfig, settings: &Settings, args: &LlmArgs, pa
     let mut misses = Vec::new();
     let started = Instant::now();
     for item in &items {
-        let subject = item.subject.as_deref();
-        let (r, fallback) = route(choice.provider.as_ref(), &item.question, &RouteContext { subject, ..RouteContext::default() }, &|| false);
+        let question = Question::new(&item.question, item.subject.clone());
+        let (r, fallback) = route(choice.provider.as_ref(), &question, &RouteContext::default(), &|| false);
         fallbacks += usize::from(fallback.is_some());
         let ok = |use_rag: bool, followup: bool| use_rag == item.use_rag && (!item.use_rag || followup == item.is_followup);
         let llm_ok = ok(r.use_rag, r.is_followup);
         llm.add(llm_ok);
         by_lang.entry(item.lang.clone().unwrap_or_default()).or_default().add(llm_ok);
-        let k = keyword_route(&item.question, subject);
+        let k = keyword_route(&question);
         keywords.add(ok(k.use_rag, k.is_followup));
         let boosted = r.use_rag || strong_evidence(&engine, &item.question)?;
         combined.add(ok(boosted, r.is_followup));
@@ -288,7 +289,7 @@ pub fn identify(
     let result = match engine.identifier().identify(choice.provider.as_ref(), Photo::File(image.to_path_buf()), chat, &options, &mut sink) {
         Err(e) if e.kind() == kea_engine::ErrorKind::ModelMissing && e.to_string().contains(image_model) => anyhow::bail!(
             "{e}\nNo image model is installed: `kea models install {}` downloads CLIP ViT-B/32 (about 600 MB), \
-             or `kea models import FOLDER` installs one you have; see README \"Image identification\".",
+             or `kea models import FOLDER` installs one you have; see docs/guide.md, \"Identifying a photo\".",
             kea_engine::identify::DEFAULT_IMAGE_MODEL
         ),
         other => other?,

@@ -9,6 +9,8 @@ mod keys;
 mod mcp;
 mod models;
 mod progress;
+#[cfg(test)]
+mod reference;
 mod search;
 mod setup;
 
@@ -53,7 +55,8 @@ struct Cli {
     /// The model name at --embed-url.
     #[arg(long, global = true, value_name = "NAME", env = "KEA_EMBED_MODEL")]
     embed_model: Option<String>,
-    #[arg(long, global = true, env = "KEA_EMBED_API_KEY", hide_env_values = true)]
+    /// The API key --embed-url needs, if any.
+    #[arg(long, global = true, value_name = "KEY", env = "KEA_EMBED_API_KEY", hide_env_values = true)]
     embed_api_key: Option<String>,
     /// openai or ollama.
     #[arg(long, global = true, value_enum, default_value = "openai", env = "KEA_EMBED_API")]
@@ -586,4 +589,23 @@ fn read_config(path: &std::path::Path) -> anyhow::Result<RetrievalConfig> {
 fn parse_named_config(spec: &str) -> anyhow::Result<(String, RetrievalConfig)> {
     let (name, file) = spec.split_once('=').with_context(|| format!("--config takes NAME=FILE, got {spec:?}"))?;
     Ok((name.to_string(), read_config(std::path::Path::new(file))?))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// docs/cli.md is the reference written from these definitions: a flag
+    /// changed without it fails here (`KEA_UPDATE_DOCS=1` rewrites it).
+    #[test]
+    fn the_cli_reference_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let written = super::reference::markdown(&super::Cli::command());
+        if std::env::var_os("KEA_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &written).unwrap();
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(current == written, "docs/cli.md is stale: run `make docs` (it rewrites it from the clap definitions)");
+        assert!(written.contains("## `kea index`") && written.contains("`--knowledge <DIR>`"), "{written}");
+    }
 }
