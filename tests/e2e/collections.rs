@@ -72,7 +72,7 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
     app.client.find(Locator::Css("#collection")).await.unwrap().select_by_value("default").await.unwrap();
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
     app.wait_for(r#"#documents li.doc.indexed[data-path="parrots/cockatiel.md"]"#, INDEXING).await;
-    assert!(app.client.find_all(Locator::Css(r#"#documents li[data-path="sourdough.md"]"#)).await.unwrap().is_empty());
+    assert_eq!(app.count(r#"#documents li[data-path="sourdough.md"]"#).await, 0);
     app.shot("switched-back").await;
     app.stop().await;
 }

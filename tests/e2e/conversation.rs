@@ -14,7 +14,7 @@ const ANSWER: Duration = Duration::from_secs(90);
 
 /// Asks `question` and waits for its answer to end; the documents it shows
 /// (cited, or offered as related reading).
-async fn ask(app: &App, question: &str) -> String {
+pub(crate) async fn ask(app: &App, question: &str) -> String {
     let before = outcomes(app).await.len();
     app.wait_for("#question", ANSWER).await.send_keys(&format!("{question}\u{E007}")).await.unwrap();
     let done = retry(ANSWER, || async {

@@ -25,7 +25,7 @@ async fn the_knowledge_pane_shows_each_files_state_and_indexing_pauses_and_resum
     app.wait_for("#paused:not([hidden])", INDEXING).await;
     app.wait_for("#documents li.doc.queued", INDEXING).await;
     app.shot("paused-with-queued-files").await;
-    let queued = app.client.find_all(fantoccini::Locator::Css("#documents li.doc.queued")).await.unwrap().len();
+    let queued = app.count("#documents li.doc.queued").await;
     assert!(queued > 0, "files the paused run has not read are listed as queued");
 
     app.click("#resume-indexing").await;
@@ -37,7 +37,7 @@ async fn the_knowledge_pane_shows_each_files_state_and_indexing_pauses_and_resum
     app.wait_text(&state("mixed/broken.pdf"), INDEXING, |t| t.starts_with("failed: ")).await;
     app.wait_text(&state("mixed/drafts"), INDEXING, |t| t.contains("ignored by a .gitignore or .keaignore rule")).await;
     app.wait_text(&state("mixed/tool.exe"), INDEXING, |t| t.contains("not a kind of document")).await;
-    assert!(app.client.find_all(fantoccini::Locator::Css("#documents li.doc.queued")).await.unwrap().is_empty());
+    assert_eq!(app.count("#documents li.doc.queued").await, 0);
     app.shot("per-file-status").await;
     app.stop().await;
 }

@@ -159,6 +159,13 @@ impl App {
         panic!("{what}; screenshot {}; page text:\n{}", self.shots.join("FAILED.png").display(), self.text("body").await)
     }
 
+    /// How many elements match `css` now, counted in the page in one step
+    /// (a list that redraws meanwhile cannot leave stale handles).
+    pub async fn count(&self, css: &str) -> u64 {
+        let script = format!("return document.querySelectorAll({}).length", serde_json::to_string(css).unwrap());
+        self.client.execute(&script, vec![]).await.unwrap().as_u64().unwrap()
+    }
+
     pub async fn text(&self, css: &str) -> String {
         match self.client.find(Locator::Css(css)).await {
             Ok(e) => e.text().await.unwrap_or_default(),

@@ -5,6 +5,7 @@
 //! made to cite a given passage or emit a given payload); everything else
 //! is real: the engine, MiniLM, SQLite, usearch and the fixture CLIP model.
 
+mod access;
 mod collections;
 mod conversation;
 mod file_status;

@@ -95,6 +95,6 @@ async fn thirty_questions_and_a_photo_in_one_conversation() {
     assert_eq!(count("error"), 0, "every question was answered, unsure or refused: {all:?}");
     // Over the set: most answerable questions answered, the off-topic ones mostly refused.
     assert!(count("answered") >= 6 && count("refused") >= 3, "{all:?}");
-    assert_eq!(app.client.find_all(Locator::Css("#conversations li")).await.unwrap().len(), 1, "all in one conversation");
+    assert_eq!(app.count("#conversations li").await, 1, "all in one conversation");
     app.stop().await;
 }

@@ -5,7 +5,8 @@
 //! question ([`score_sentences`]): the embedder's similarity (computed at
 //! retrieval, see `ContextBlock::sentence_similarity`), the IDF-weighted
 //! share of the question's terms it and its heading hold, and whether it
-//! holds the kind of answer the question asks for (a number, a duration…).
+//! holds the kind of answer the question asks for (a number, a duration…),
+//! with a little weight for its passage's rank in retrieval.
 //! When the question names a subject some passages are about (their
 //! heading or file name), passages about other subjects are not quoted.
 //! The best sentence is quoted; a second only when it scores close to it in
@@ -30,6 +31,10 @@ const CLOSE_TO_BEST: f32 = 0.85;
 /// sentence holding the kind of answer asked for, beside term coverage (0–1).
 const SIMILARITY_WEIGHT: f32 = 0.5;
 const ANSWER_TYPE_WEIGHT: f32 = 0.25;
+/// Retrieval's own order: a sentence of the passage ranked `r` (0 first)
+/// gains this over `1 + r`, so another passage's sentence is quoted over
+/// the best passage's only when it answers clearly better.
+const RANK_WEIGHT: f32 = 0.25;
 /// A sentence longer than this (in characters) is cut at a word boundary.
 const MAX_SENTENCE_CHARS: usize = 320;
 /// Words that open a sentence leaning on the one before it.
@@ -51,6 +56,9 @@ pub struct ScoredSentence<'a> {
     pub index: usize,
     pub text: &'a str,
     pub score: f32,
+    /// The score without the passage's rank: what the sentence itself holds
+    /// of the question (0 when nothing).
+    pub evidence: f32,
 }
 
 /// The words a block is about: its title (first heading) and file name.
@@ -119,8 +127,8 @@ pub fn score_sentences<'a>(asked: &Question, blocks: &[&'a ContextBlock]) -> Vec
         .map(|(k, (&(block, index, text), words))| {
             let lexical = coverage(asked, &weights, words, &headings[block], text);
             let kind = asked.kind.is_some_and(|kind| kind.found_in(text));
-            let score = lexical + SIMILARITY_WEIGHT * similarity.get(k).copied().unwrap_or(0.0) + if kind { ANSWER_TYPE_WEIGHT } else { 0.0 };
-            ScoredSentence { block, index, text, score }
+            let evidence = lexical + SIMILARITY_WEIGHT * similarity.get(k).copied().unwrap_or(0.0) + if kind { ANSWER_TYPE_WEIGHT } else { 0.0 };
+            ScoredSentence { block, index, text, score: evidence + RANK_WEIGHT / (1 + block) as f32, evidence }
         })
         .collect()
 }
@@ -180,7 +188,7 @@ fn other_subjects_named(question: &Question, pool: &[&ContextBlock], scored: &[S
             continue;
         }
         sources.push(&block.source);
-        if let Some(s) = best(scored.iter().filter(|s| pool[s.block].source == block.source)).filter(|s| s.score > 0.0) {
+        if let Some(s) = best(scored.iter().filter(|s| pool[s.block].source == block.source)).filter(|s| s.evidence > 0.0) {
             picked.push((s.block, s.index));
         }
     }
@@ -199,7 +207,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     let top = best(scored.iter())?;
     let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
     let same_document = |s: &&ScoredSentence| pool[s.block].source == pool[top.block].source && (s.block, s.index) != (top.block, top.index);
-    if let Some(second) = best(scored.iter().filter(same_document)).filter(|s| s.score > 0.0 && s.score >= CLOSE_TO_BEST * top.score) {
+    if let Some(second) = best(scored.iter().filter(same_document)).filter(|s| s.evidence > 0.0 && s.score >= CLOSE_TO_BEST * top.score) {
         picked.push((second.block, second.index));
     }
     picked.extend(other_subjects_named(question, &pool, &scored, top));
@@ -290,6 +298,16 @@ pub(crate) mod tests {
         ];
         let got = extract_answer(&asked("How long do budgerigar parrots live?"), &mentioned).unwrap();
         assert_eq!(got.cited, ["S1"], "a word the best page uses names no other subject: {}", got.text);
+    }
+
+    #[test]
+    fn the_best_ranked_passage_is_quoted_unless_another_answers_clearly_better() {
+        let first = block("S1", "Monk Parakeet > Diet", "Wild monks eat seeds, fruit and buds.");
+        let second = block("S2", "Sun Conure > Diet", "In the wild it eats fruit, berries and seeds.");
+        let got = extract_answer(&asked("What do Quaker parrots eat?"), &[first.clone(), second.clone()]).unwrap();
+        assert_eq!(got.cited, ["S1"], "as good an answer in a lower-ranked passage does not win: {}", got.text);
+        let got = extract_answer(&asked("What do sun conures eat in the wild?"), &[first, second]).unwrap();
+        assert_eq!(got.cited, ["S2"], "a lower-ranked passage that answers clearly better does: {}", got.text);
     }
 
     #[test]
