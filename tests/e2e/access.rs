@@ -1,7 +1,8 @@
 //! Accessibility of the main views in the real webview: axe-core (the npm
 //! package the UI's tests install) runs inside the page on the chat view
-//! (with the knowledge pane and conversations), the evaluation view and the
-//! settings view (with the models list), in the light and the dark theme,
+//! (with the knowledge rail and conversations), the rail's Add menu open,
+//! its collection settings open, the evaluation view and the settings view
+//! (with the models list), in the light and the dark theme,
 //! after two questions so the answers' citations, tags and sources count.
 //! Any violation axe rates serious or critical fails the test, named with
 //! the elements it was found on.
@@ -42,6 +43,18 @@ async fn the_main_views_have_no_serious_accessibility_violations_in_either_theme
             found.extend(serious_violations(&app).await.into_iter().map(|v| format!("{theme} {view}: {v}")));
             app.shot(&format!("{view}-{theme}")).await;
         }
+        // The knowledge rail with its Add menu open, then with the collection's settings form.
+        app.click("nav [data-view=\"chat\"]").await;
+        app.click("#add-menu-button").await;
+        app.wait_for("#add-menu:not([hidden])", INDEXING).await;
+        found.extend(serious_violations(&app).await.into_iter().map(|v| format!("{theme} add menu: {v}")));
+        app.shot(&format!("add-menu-{theme}")).await;
+        app.click("#add-menu-button").await;
+        app.choose("#collection-menu-button", "#collection-settings-toggle").await;
+        app.wait_for("#collection-settings:not([hidden])", INDEXING).await;
+        found.extend(serious_violations(&app).await.into_iter().map(|v| format!("{theme} collection settings: {v}")));
+        app.click("#collection-menu-button").await;
+        app.click("[role=menu]:not([hidden]) #collection-settings-toggle").await;
     }
     assert!(found.is_empty(), "serious or critical accessibility violations:\n{}", found.join("\n"));
     app.stop().await;

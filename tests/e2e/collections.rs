@@ -18,7 +18,7 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
     let mut app = App::start_with("collections", None, &[], &[sample_parrots()]).await;
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
 
-    app.click("#new-collection").await;
+    app.choose("#collection-menu-button", "#new-collection").await;
     app.wait_for("#new-collection-name", ANSWER).await.send_keys("Kitchen").await.unwrap();
     app.click("#create-collection").await;
     app.wait_text("#collection option:checked", ANSWER, |t| t == "Kitchen").await;
@@ -43,6 +43,7 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
 
     // A web page: refused from this computer until allowed, then kept, listed with its link and cited with it.
     let url = serve_page(PAGE);
+    app.choose("#add-menu-button", "#show-web-page").await;
     app.wait_for("#web-page-url", ANSWER).await.send_keys(&url).await.unwrap();
     app.click("#add-web-page").await;
     // The refusal's own toast, not the import's note that may still be showing.

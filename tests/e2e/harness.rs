@@ -17,7 +17,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
 /// Runs xdotool (installed by `make test`), failing the test if it fails.
-fn xdotool(args: &[&str]) {
+pub fn xdotool(args: &[&str]) {
     let status = Command::new("xdotool").args(args).status().expect("xdotool is installed (make test-deps)");
     assert!(status.success(), "xdotool {args:?} failed");
 }
@@ -120,9 +120,12 @@ impl App {
         app
     }
 
-    /// Saves a numbered screenshot of the window.
+    /// Saves a numbered screenshot of the window, once the page has drawn its last change.
     pub async fn shot(&mut self, label: &str) {
         self.step += 1;
+        // Two frames, so the picture shows what the page has just drawn.
+        let frames = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
+        let _ = self.client.execute_async(frames, vec![]).await;
         let png = self.client.screenshot().await.expect("screenshot");
         let path = self.shots.join(format!("{:02}-{label}.png", self.step));
         std::fs::write(&path, png).unwrap();
@@ -152,7 +155,7 @@ impl App {
     }
 
     /// Saves `FAILED.png` and panics with the page's text.
-    async fn fail(&self, what: &str) -> ! {
+    pub async fn fail(&self, what: &str) -> ! {
         if let Ok(png) = self.client.screenshot().await {
             let _ = std::fs::write(self.shots.join("FAILED.png"), png);
         }
@@ -182,6 +185,17 @@ impl App {
         if let Err(e) = element.click().await {
             self.fail(&format!("click {css}: {e:?}")).await;
         }
+    }
+
+    /// Opens the menu behind the button `menu` and chooses `item` in it.
+    pub async fn choose(&self, menu: &str, item: &str) {
+        self.click(menu).await;
+        self.click(&format!("[role=menu]:not([hidden]) {item}")).await;
+    }
+
+    /// Runs `script` in the page and returns its value.
+    pub async fn eval(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e:?}\n{script}"))
     }
 
     /// Calls one of the app's commands the way the UI does (`invoke`): its

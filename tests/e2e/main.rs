@@ -13,6 +13,8 @@ mod first_run;
 mod harness;
 #[path = "../integration/hub.rs"]
 mod hub;
+mod keyboard;
+mod layout;
 mod models;
 mod soak;
 
@@ -156,7 +158,7 @@ async fn import_ask_cite_identify_evaluate_and_configure() {
     // Still usable at the smallest supported size.
     app.client.set_window_size(900, 600).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    for css in ["#question", "#send", "#add-files", "#documents", "[role=tab][data-view=\"settings\"]"] {
+    for css in ["#question", "#send", "#add-menu-button", "#documents", "[role=tab][data-view=\"settings\"]"] {
         let shown = app.client.find(Locator::Css(css)).await.unwrap().is_displayed().await.unwrap();
         assert!(shown, "{css} is hidden at 900×600");
     }
@@ -183,7 +185,9 @@ async fn chinese_photo_then_follow_up_without_a_language_model() {
     app.click(r#"[role=tab][data-view="chat"]"#).await;
 
     // Half the folder is Chinese and the embedder reads English only: the
-    // knowledge pane says so, and the setup proposes a multilingual embedder.
+    // notice queue says so behind the first-run card, and the setup proposes
+    // a multilingual embedder.
+    app.click("#notice-pager:not([hidden]) #notice-next").await;
     let notice = app.wait_text("#language-notice", ANSWER, |t| t.contains("multilingual-e5-small")).await;
     assert!(notice.contains("中文") && notice.contains("all-minilm-l6-v2"), "{notice}");
     app.click("#language-notice button").await;

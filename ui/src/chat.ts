@@ -55,6 +55,22 @@ function pageLink(url: string): HTMLElement {
   return link;
 }
 
+/** What had the focus when the passage opened (a citation): it gets it back on close. */
+let passageOpener: HTMLElement | null = null;
+
+/** Shows the passage panel with the focus on its close button, so a keyboard user is in it. */
+function openPassagePanel() {
+  if ($("passage").hidden) passageOpener = document.activeElement as HTMLElement | null;
+  $("passage").hidden = false;
+  $("close-passage").focus();
+}
+
+function closePassagePanel() {
+  $("passage").hidden = true;
+  passageOpener?.focus();
+  passageOpener = null;
+}
+
 async function showPassage(citation: CitationDto) {
   try {
     const passage = await api.passage(citation.chunk_id, citation.collection);
@@ -69,7 +85,7 @@ async function showPassage(citation: CitationDto) {
     $("open-page").hidden = !citation.url;
     $("open-page").title = citation.url ?? "";
     if (citation.collection) $("passage-source").textContent = `${collectionLabel(citation.collection)} › ${passage.source}`;
-    $("passage").hidden = false;
+    openPassagePanel();
     if (!elsewhere) await showPdfPage(passage.source, passage.page, passage.text);
   } catch (e) {
     toastError(e);
@@ -505,7 +521,10 @@ export function setupChat() {
   });
   $("stop").addEventListener("click", () => void api.stopGeneration());
   $("new-chat").addEventListener("click", newChat);
-  $("close-passage").addEventListener("click", () => ($("passage").hidden = true));
+  $("close-passage").addEventListener("click", closePassagePanel);
+  $("passage").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") closePassagePanel();
+  });
   $("open-document").addEventListener("click", () => {
     if (openPassagePath) api.openDocument(openPassagePath, openPassagePage).catch(toastError);
   });

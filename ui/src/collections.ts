@@ -3,8 +3,9 @@
 // (chunk size, document languages, reranker, strictness) and removing it;
 // and which collections a question goes to.
 import { api, type CollectionDto, type CollectionSettingsDto, type StrictnessDto } from "./api";
-import { $, confirmAction, toast, toastError } from "./dom";
+import { $, confirmAction, showForm, toast, toastError } from "./dom";
 import { t } from "./i18n";
+import { setNotice } from "./notices";
 
 let collections: CollectionDto[] = [];
 let pickedFolder: string | null = null;
@@ -42,8 +43,8 @@ export async function refreshCollections() {
   );
   $("ask-scope").hidden = collections.length < 2;
   const selected = collections.find((c) => c.selected);
-  $("collection-warning").hidden = !selected?.warning;
   $("collection-warning").textContent = selected?.warning ?? "";
+  setNotice("collection-warning", Boolean(selected?.warning));
   if (selected) fillSettings(selected);
 }
 
@@ -101,17 +102,14 @@ export function setupCollections() {
     const name = $<HTMLSelectElement>("collection").value;
     api.selectCollection(name).then(refreshCollections, toastError);
   });
-  $("new-collection").addEventListener("click", () => {
-    $("new-collection-form").hidden = !$("new-collection-form").hidden;
-    if (!$("new-collection-form").hidden) $("new-collection-name").focus();
-  });
+  $("new-collection").addEventListener("click", () => showForm("new-collection-form", "new-collection-name"));
   $("new-collection-folder").addEventListener("click", async () => {
     const [folder] = await api.pickPaths("folder").catch((e) => (toastError(e), []));
     pickedFolder = folder ?? null;
     $("new-collection-folder-path").textContent = folder ?? "";
   });
   $("new-collection-form").addEventListener("submit", (e) => void create(e).catch(toastError));
-  $("collection-settings-toggle").addEventListener("click", () => ($("collection-settings").hidden = !$("collection-settings").hidden));
+  $("collection-settings-toggle").addEventListener("click", () => showForm("collection-settings", "collection-chunk"));
   $("collection-settings").addEventListener("submit", (event) => {
     event.preventDefault();
     const name = selectedCollection();

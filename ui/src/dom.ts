@@ -53,3 +53,22 @@ export function confirmAction(question: string, confirmLabel: string): Promise<b
     no.focus();
   });
 }
+
+/** Shows one of the knowledge rail's forms, the others hidden, with the
+ * focus on `focusId`; asked again, it closes. Escape in a form closes it. */
+export function showForm(formId: string, focusId: string) {
+  const form = $(formId);
+  const opening = form.hidden;
+  for (const other of Array.from(document.querySelectorAll<HTMLElement>(".rail-form"))) other.hidden = true;
+  form.hidden = !opening;
+  if (opening) $(focusId).focus();
+}
+
+/** Escape closes the rail form it is pressed in. */
+export function setupRailForms() {
+  for (const form of Array.from(document.querySelectorAll<HTMLElement>(".rail-form"))) {
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") form.hidden = true;
+    });
+  }
+}

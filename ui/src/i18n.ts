@@ -1,5 +1,6 @@
 // The UI's words in English and Chinese. Static text in index.html carries
-// data-i18n (text), data-i18n-placeholder or data-i18n-title keys;
+// data-i18n (text), data-i18n-placeholder, data-i18n-title or
+// data-i18n-label (aria-label) keys;
 // code calls t(key, vars).
 
 export type Language = "en" | "zh";
@@ -36,7 +37,7 @@ const en = {
   "collections.delete_index": "Delete its index too",
   "collections.confirm_delete_index": "Also delete the index of “{name}”? Keeping it makes re-adding the collection instant; the documents are never deleted.",
   "collections.embedder": "Embedder: {embedder}",
-  "collections.import": "Import…",
+  "collections.import": "Import a collection…",
   "collections.export": "Export…",
   "collections.with_files": "with its documents",
   "collections.exported": "Saved {file}",
@@ -44,6 +45,7 @@ const en = {
   "collections.confirm_embedder": "“{name}” embeds questions with a remote server: every question asked of it will be sent to {url}. Import it only if you trust that address.",
   "collections.trust_embedder": "Trust and import",
   "chat.scope_this": "In this collection",
+  "chat.scope": "Which collections the question goes to",
   "knowledge.queued": "queued",
   "knowledge.skipped": "skipped: {why}",
   "knowledge.failed": "failed: {why}",
@@ -64,7 +66,14 @@ const en = {
   "knowledge.cancel": "Cancel",
   "knowledge.drop": "Drop documents here to start (Markdown, text, PDF, Word).",
   "knowledge.summary": "{docs} documents · {chunks} chunks · {size}",
-  "knowledge.more": "Show {n} more ({hidden} not listed)",
+  "knowledge.add": "Add ▾",
+  "knowledge.add_web_page_menu": "Web page…",
+  "knowledge.documents": "Documents",
+  "collections.actions": "Collection actions",
+  "notices.label": "Notices",
+  "notices.next": "Next notice",
+  "notices.count": "{n} of {total}",
+  "rail.toggle": "Show or hide the knowledge pane",
   "knowledge.team": "shared in {store} as “{namespace}” · {mirrored} passages from the team",
   "knowledge.team_offline": "team sync offline: searching this folder and the last copy of the team's passages",
   "knowledge.chunks": "{n} chunks",
@@ -304,7 +313,7 @@ const zh: Record<Key, string> = {
   "collections.delete_index": "同时删除索引",
   "collections.confirm_delete_index": "同时删除“{name}”的索引？保留索引可以让重新添加时立即可用；文档永远不会被删除。",
   "collections.embedder": "嵌入模型：{embedder}",
-  "collections.import": "导入…",
+  "collections.import": "导入知识集…",
   "collections.export": "导出…",
   "collections.with_files": "包括文档",
   "collections.exported": "已保存 {file}",
@@ -312,6 +321,7 @@ const zh: Record<Key, string> = {
   "collections.confirm_embedder": "“{name}”使用远程服务器嵌入问题：向它提出的每个问题都会发送到 {url}。只有信任这个地址时才导入。",
   "collections.trust_embedder": "信任并导入",
   "chat.scope_this": "在当前知识集中",
+  "chat.scope": "问题发往哪些知识集",
   "knowledge.queued": "排队中",
   "knowledge.skipped": "已跳过：{why}",
   "knowledge.failed": "失败：{why}",
@@ -332,7 +342,14 @@ const zh: Record<Key, string> = {
   "knowledge.cancel": "取消",
   "knowledge.drop": "把文档拖到这里开始（Markdown、文本、PDF、Word）。",
   "knowledge.summary": "{docs} 个文档 · {chunks} 个片段 · {size}",
-  "knowledge.more": "再显示 {n} 个（还有 {hidden} 个未列出）",
+  "knowledge.add": "添加 ▾",
+  "knowledge.add_web_page_menu": "网页…",
+  "knowledge.documents": "文档",
+  "collections.actions": "知识集操作",
+  "notices.label": "提示",
+  "notices.next": "下一条提示",
+  "notices.count": "第 {n} 条，共 {total} 条",
+  "rail.toggle": "显示或隐藏知识库面板",
   "knowledge.team": "共享于 {store}，名称“{namespace}” · 团队的 {mirrored} 个片段",
   "knowledge.team_offline": "团队同步已离线：正在搜索本文件夹和团队片段的最近副本",
   "knowledge.chunks": "{n} 个片段",
@@ -565,4 +582,5 @@ export function applyTranslations(root: ParentNode) {
   for (const node of Array.from(root.querySelectorAll<HTMLElement>("[data-i18n-placeholder]")))
     node.setAttribute("placeholder", t(node.dataset.i18nPlaceholder as Key));
   for (const node of Array.from(root.querySelectorAll<HTMLElement>("[data-i18n-title]"))) node.title = t(node.dataset.i18nTitle as Key);
+  for (const node of Array.from(root.querySelectorAll<HTMLElement>("[data-i18n-label]"))) node.setAttribute("aria-label", t(node.dataset.i18nLabel as Key));
 }

@@ -1,20 +1,18 @@
-// The knowledge pane: documents with status, chunks and size; add files or
-// folders (dialog or drop) or a web page; re-index or delete one (a web
-// page is fetched again, and opens at its address); re-index all; live
-// progress with cancel; the model in use and the index size.
+// The knowledge rail: documents with status, chunks and size in a virtual
+// list (only the rows in view are drawn); add files or folders (dialog or
+// drop) or a web page; re-index or delete one (a web page is fetched again,
+// and opens at its address); re-index all; live progress with cancel; the
+// model in use and the index size.
 import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, type DocumentDto, type ImportProgressDto, type WebPageDto } from "./api";
 import { identify } from "./chat";
 import { renderSetup } from "./setup";
-import { $, button, confirmAction, el, toast, toastError } from "./dom";
+import { $, button, confirmAction, el, showForm, toast, toastError } from "./dom";
 import { t } from "./i18n";
-import { applyProgress, asCommandError, formatBytes, idle, isImagePath, type Progress } from "./state";
+import { applyProgress, asCommandError, formatBytes, idle, isImagePath, type Progress, visibleRows } from "./state";
 
 let indexing = idle;
-/** How many documents the list shows; a large folder would make a DOM of tens of thousands of rows. */
-const SHOWN_STEP = 300;
-let shownDocuments = SHOWN_STEP;
 let filesInProgress = new Map<string, string | null>();
 /** The files the last sync was to read that it has not read yet (a
  * cancelled or paused run leaves some; the next run's start replaces them). */
@@ -33,7 +31,9 @@ function pendingRow(path: string, state: "queued" | "skipped", why = ""): HTMLEl
   const item = el("li", undefined, `doc ${state}`);
   item.dataset.path = path;
   const name = el("span", path, "path");
-  name.append(el("span", state === "queued" ? t("knowledge.queued") : t("knowledge.skipped", { why }), "muted detail"));
+  const detail = el("span", state === "queued" ? t("knowledge.queued") : t("knowledge.skipped", { why }), "muted detail");
+  detail.title = detail.textContent ?? "";
+  name.append(detail);
   item.append(el("span", state === "queued" ? "…" : "–", "mark"), name);
   return item;
 }
@@ -74,9 +74,60 @@ function documentRow(doc: DocumentDto): HTMLElement {
   });
   remove.title = t("knowledge.delete");
   // The state is a line of its own under the name (a narrow pane keeps both readable).
-  name.append(el("span", detail, "muted detail"));
+  const state = el("span", detail, "muted detail");
+  state.title = detail;
+  name.append(state);
   item.append(reindex, remove);
   return item;
+}
+
+/** One row of the document list, drawn only while it is in view. */
+interface Row {
+  path: string;
+  draw: () => HTMLElement;
+}
+let rows: Row[] = [];
+/** The rows drawn, by path: scrolling keeps them (and a focused button in one). */
+const drawn = new Map<string, HTMLElement>();
+/** A row's height in pixels: `#documents li` in style.css has the same. */
+const ROW_HEIGHT = 32;
+/** Rows drawn beyond each edge of the view. */
+const OVERSCAN = 20;
+
+/** Draws the rows in view of the document list, padded to its full height,
+ * so a folder of thousands of documents keeps a small page. */
+function drawRows() {
+  const list = $("documents");
+  if (rows.length === 0) {
+    list.style.padding = "";
+    list.replaceChildren(el("li", t("knowledge.drop"), "muted empty"));
+    return;
+  }
+  const [start, end] = visibleRows(list.scrollTop, list.clientHeight, ROW_HEIGHT, rows.length, OVERSCAN);
+  const shown = rows.slice(start, end);
+  const keep = new Set(shown.map((row) => row.path));
+  for (const path of Array.from(drawn.keys())) if (!keep.has(path)) drawn.delete(path);
+  list.style.paddingTop = `${start * ROW_HEIGHT}px`;
+  list.style.paddingBottom = `${(rows.length - end) * ROW_HEIGHT}px`;
+  list.replaceChildren(
+    ...shown.map((row) => {
+      const item = drawn.get(row.path) ?? row.draw();
+      drawn.set(row.path, item);
+      return item;
+    }),
+  );
+}
+
+let drawPending = false;
+
+/** Redraws the list's rows once per frame while it scrolls or resizes. */
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    drawRows();
+  });
 }
 
 /** Counts status requests: an answer older than the last one drawn is dropped (it may come from the engine a model switch replaced). */
@@ -103,32 +154,22 @@ export async function refreshStatus() {
         $("knowledge-summary").title = status.team.offline;
       }
     }
-    const list = $("documents");
-    list.replaceChildren();
-    if (status.documents.length === 0) list.append(el("li", t("knowledge.drop"), "muted empty"));
-    // A large folder lists its first documents (and every failed one); the rest on demand.
-    const shown = status.documents.filter((doc, i) => i < shownDocuments || doc.status === "error");
-    for (const doc of shown) list.append(documentRow(doc));
-    // New files the running sync has not read yet, then what was left out and why.
+    // The documents, new files the running sync has not read yet (a
+    // cancelled or paused run leaves them queued for the next one), then
+    // what was left out and why.
     const known = new Set(status.documents.map((d) => d.path));
-    // (A cancelled or paused run leaves them queued for the next one.)
-    for (const path of queuedFiles) if (!known.has(path)) list.append(pendingRow(path, "queued"));
-    for (const [path, why] of status.skipped.slice(0, SHOWN_STEP)) list.append(pendingRow(path, "skipped", why));
+    rows = [
+      ...status.documents.map((doc): Row => ({ path: doc.path, draw: () => documentRow(doc) })),
+      ...[...queuedFiles].filter((path) => !known.has(path)).map((path): Row => ({ path, draw: () => pendingRow(path, "queued") })),
+      ...status.skipped.map(([path, why]): Row => ({ path, draw: () => pendingRow(path, "skipped", why) })),
+    ];
+    drawn.clear();
+    drawRows();
     $("paused").hidden = !status.paused;
     if (status.paused && indexing.active) {
       // The run stops after the file at hand: no file is being read any more.
       indexing = idle;
       showProgress();
-    }
-    const hidden = status.documents.length - shown.length;
-    if (hidden > 0) {
-      const more = button(t("knowledge.more", { n: Math.min(hidden, SHOWN_STEP), hidden }), () => {
-        shownDocuments += SHOWN_STEP;
-        void refreshStatus();
-      });
-      const item = el("li", undefined, "more");
-      item.append(more);
-      list.append(item);
     }
   } catch (e) {
     if (asCommandError(e).kind !== "not_ready") toastError(e);
@@ -162,7 +203,7 @@ function webPageKept(page: WebPageDto) {
   void refreshStatus();
 }
 
-/** Fetches the address in the form into the selected collection. */
+/** Fetches the address in the form into the selected collection, then closes the form. */
 async function addWebPage(event: SubmitEvent) {
   event.preventDefault();
   const input = $<HTMLInputElement>("web-page-url");
@@ -171,6 +212,7 @@ async function addWebPage(event: SubmitEvent) {
   try {
     webPageKept(await api.addWebPage(input.value.trim(), $<HTMLInputElement>("web-page-local").checked));
     input.value = "";
+    $("web-page-form").hidden = true;
   } catch (e) {
     toastError(e);
   } finally {
@@ -222,7 +264,10 @@ export function setupKnowledge() {
   $("add-files").addEventListener("click", () => void pick(false).catch(toastError));
   $("add-folder").addEventListener("click", () => void pick(true).catch(toastError));
   $("reindex").addEventListener("click", () => api.reindex().catch(toastError));
+  $("show-web-page").addEventListener("click", () => showForm("web-page-form", "web-page-url"));
   $<HTMLFormElement>("web-page-form").addEventListener("submit", (event) => void addWebPage(event));
+  $("documents").addEventListener("scroll", scheduleDraw, { passive: true });
+  new ResizeObserver(scheduleDraw).observe($("documents"));
   $("change-knowledge-folder").addEventListener("click", () => void changeKnowledgeFolder().catch(toastError));
   $("cancel-indexing").addEventListener("click", () => void api.cancelIndexing());
   $("pause-indexing").addEventListener("click", () => api.pauseIndexing().then(refreshStatus, toastError));

@@ -2,11 +2,12 @@
 // by a card over the chat on first launch): the folder's languages, this machine, and one proposed
 // model per role with why, its size and the re-embedding time; each, or the
 // whole set at once (one progress across the downloads, then re-embedding),
-// is downloaded and used in one click. Also the knowledge pane's notice when
-// the embedder in use does not read a language of the folder.
+// is downloaded and used in one click. Also the notice when the embedder in
+// use does not read a language of the folder (both wait in the notice queue).
 import { api, type ModelDto, type PlanDto, type ProposalDto } from "./api";
 import { $, button, el, toast, toastError } from "./dom";
 import { changeKnowledgeFolder } from "./knowledge";
+import { setNotice } from "./notices";
 import { downloadInto, renderModels, useModel } from "./models";
 import { t, type Key } from "./i18n";
 import { asCommandError, formatBytes, questionLanguage } from "./state";
@@ -106,13 +107,13 @@ function applyAllControls(pending: ProposalDto[], container: HTMLElement): HTMLE
   return controls;
 }
 
-/** The knowledge pane's notice: a language of the folder the embedder in use does not read. */
+/** The notice: a language of the folder the embedder in use does not read. */
 function showNotice(plan: PlanDto) {
   const notice = $("language-notice");
   const proposed = plan.proposal.find((p) => p.role === "embedder");
   const share = plan.languages.find(([code]) => plan.uncovered.includes(code));
   if (!share || !proposed || proposed.id === plan.embedder) {
-    notice.hidden = true;
+    setNotice("language-notice", false);
     return;
   }
   const text = t("setup.notice", {
@@ -124,7 +125,7 @@ function showNotice(plan: PlanDto) {
     minutes: minutes(proposed.reembed_seconds ?? 0),
   });
   notice.replaceChildren(el("span", text), button(t("setup.review"), () => openSetup(), "small"));
-  notice.hidden = false;
+  setNotice("language-notice", true);
 }
 
 /** Shows the setup section of Settings. */
@@ -177,11 +178,11 @@ function showFirstRun(plan: PlanDto, models: ModelDto[]) {
   const card = $("setup-card");
   const pending = pendingOf(plan, models);
   if (!plan.first_run || pending.length === 0) {
-    card.hidden = true;
+    setNotice("setup-card", false);
     return;
   }
   const done = () => {
-    card.hidden = true;
+    setNotice("setup-card", false);
     void api.setupDone().catch(toastError);
   };
   const names = pending.map((p) => `${t(`models.role.${p.role}` as Key)}: ${p.id}`).join(", ");
@@ -194,7 +195,7 @@ function showFirstRun(plan: PlanDto, models: ModelDto[]) {
   actions.append(...applyAllControls(pending, actions), review, folder, button(t("setup.skip"), done, "small"));
   const summary = t("setup.first_run", { languages: plan.languages.length ? shares(plan) : t("setup.no_text"), models: names });
   card.replaceChildren(el("span", `${t("setup.folder", { folder: plan.knowledge_dir })} ${summary}`), actions);
-  card.hidden = false;
+  setNotice("setup-card", true);
 }
 
 export function setupSetup() {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { EvalDto } from "./api";
 import { layoutBars, METRICS } from "./chart";
 import { pickLanguage, setLanguage, t } from "./i18n";
-import { applyProgress, asCommandError, formatBytes, idle, questionLanguage, RateMeter, secondsLeft } from "./state";
+import { applyProgress, asCommandError, formatBytes, idle, nextNotice, questionLanguage, RateMeter, secondsLeft, shownNotice, visibleRows } from "./state";
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
@@ -121,5 +121,35 @@ describe("question language", () => {
     expect(questionLanguage("它吃什么？")).toBe("zh");
     expect(questionLanguage("What does the 玄凤 eat?")).toBe("zh");
     expect(questionLanguage("What do cockatiels eat?")).toBe("en");
+  });
+});
+
+describe("the notice queue", () => {
+  it("shows the most important notice, or the one the person moved to while it lasts", () => {
+    expect(shownNotice([], null)).toBeNull();
+    expect(shownNotice(["first-run", "language"], null)).toBe("first-run");
+    expect(shownNotice(["first-run", "language"], "language")).toBe("language");
+    // The chosen one went away (applied or dismissed): back to the first.
+    expect(shownNotice(["first-run"], "language")).toBe("first-run");
+  });
+
+  it("moves to the next notice and wraps round", () => {
+    expect(nextNotice(["a", "b", "c"], "a")).toBe("b");
+    expect(nextNotice(["a", "b", "c"], "c")).toBe("a");
+    expect(nextNotice(["a", "b"], "gone")).toBe("a");
+    expect(nextNotice([], "a")).toBeNull();
+  });
+});
+
+describe("the virtual document list", () => {
+  it("draws the rows in view and a margin each side, never past the ends", () => {
+    // 32-pixel rows in a 400-pixel view scrolled to row 100 of 5000.
+    expect(visibleRows(3200, 400, 32, 5000, 10)).toEqual([90, 124]);
+    expect(visibleRows(0, 400, 32, 5000, 10)).toEqual([0, 24]);
+    expect(visibleRows(0, 400, 32, 7, 10)).toEqual([0, 7]);
+    // Scrolled past the end (the list shrank): the last rows, not an empty range.
+    expect(visibleRows(1e6, 400, 32, 50, 10)).toEqual([40, 50]);
+    // A list not laid out yet (no height) still draws some rows.
+    expect(visibleRows(0, 0, 32, 50, 10)[1]).toBeGreaterThan(10);
   });
 });

@@ -115,3 +115,24 @@ export function secondsLeft(remainingBytes: number, bytesPerSecond: number | nul
 export function questionLanguage(text: string): "zh" | "en" {
   return /[\u3400-\u9fff\uf900-\ufaff]/.test(text) ? "zh" : "en";
 }
+
+/** The notice the queue shows: the one the person moved to, while it is
+ * still there; else the first (most important) of those present. */
+export function shownNotice(present: string[], chosen: string | null): string | null {
+  return chosen !== null && present.includes(chosen) ? chosen : (present[0] ?? null);
+}
+
+/** The notice after `current` in the queue, wrapping round. */
+export function nextNotice(present: string[], current: string | null): string | null {
+  if (!present.length) return null;
+  const at = current === null ? -1 : present.indexOf(current);
+  return present[(at + 1) % present.length];
+}
+
+/** The rows a virtual list draws: those in view, with `overscan` more each side. */
+export function visibleRows(scrollTop: number, viewHeight: number, rowHeight: number, rows: number, overscan: number): [number, number] {
+  const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
+  const inView = Math.ceil(Math.max(viewHeight, rowHeight) / rowHeight) + 1;
+  const start = Math.max(0, Math.min(first, rows) - overscan);
+  return [start, Math.min(rows, first + inView + overscan)];
+}
