@@ -69,6 +69,7 @@ async fn first_launch_is_chat_first_with_one_notice_and_a_long_document_list() {
     app.wait_for("#setup-card:not([hidden])", INDEXING).await;
     app.shot("first-launch-1100x720").await;
     let first = measure(&app).await;
+    eprintln!("layout at first launch: {first}");
     assert_eq!((first["width"].as_f64(), first["height"].as_f64()), (Some(1100.0), Some(720.0)), "{first}");
     assert!(chat_share(&first) >= 0.6, "the chat is {:.0}% of the window: {first}", chat_share(&first) * 100.0);
     assert_eq!(first["notices"], serde_json::json!(["setup-card"]), "one notice at a time, the first-run card first: {first}");
@@ -90,6 +91,7 @@ async fn first_launch_is_chat_first_with_one_notice_and_a_long_document_list() {
     app.wait_for("#passage:not([hidden])", INDEXING).await;
     app.shot("answer-and-passage-900x600").await;
     let small = measure(&app).await;
+    eprintln!("layout at 900×600: {small}");
     assert_eq!(small["width"].as_f64(), Some(900.0), "{small}");
     assert_eq!(small["problems"], serde_json::json!([]), "at 900×600: {small}");
     app.click("#close-passage").await;
@@ -104,5 +106,32 @@ async fn first_launch_is_chat_first_with_one_notice_and_a_long_document_list() {
     app.shot("rail-collapsed-900x600").await;
     app.click("#toggle-rail").await;
     app.wait_for("#knowledge #documents li.doc", INDEXING).await;
+    app.stop().await;
+}
+
+/// A folder of a thousand documents keeps a small page: only the rows in
+/// view (and a margin) are drawn, and scrolling draws the others.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_document_list_draws_only_the_rows_in_view() {
+    let extra = tempfile::tempdir().unwrap();
+    let notes = extra.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    for i in 0..1000 {
+        std::fs::write(notes.join(format!("note-{i:04}.md")), format!("# Note {i}\n\nShelf {i} holds box {i}.\n")).unwrap();
+    }
+    let mut app = App::start_with("long-list", None, &[], &[notes]).await;
+    app.wait_text("#knowledge-summary", Duration::from_secs(600), |t| t.starts_with("1000 documents")).await;
+    app.wait_for(r#"#documents li.doc.indexed[data-path="notes/note-0000.md"]"#, INDEXING).await;
+    let drawn = app.count("#documents li").await;
+    assert!((12..=80).contains(&drawn), "1000 rows, {drawn} drawn");
+    let last = r#"#documents li.doc[data-path="notes/note-0999.md"]"#;
+    assert_eq!(app.count(last).await, 0, "the last row is not drawn before it is scrolled to");
+    app.eval("const list = document.getElementById('documents'); list.scrollTop = list.scrollHeight; return true;").await;
+    let row = app.wait_text(&format!("{last} .detail"), INDEXING, |t| !t.is_empty()).await;
+    assert!(row.contains("1 chunks"), "{row}");
+    assert!(app.count("#documents li").await <= 80);
+    // The list scrolls inside the rail: the conversations stay in view below it.
+    assert_eq!(measure(&app).await["problems"], serde_json::json!([]));
+    app.shot("end-of-a-long-list").await;
     app.stop().await;
 }

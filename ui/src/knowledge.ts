@@ -94,16 +94,16 @@ const ROW_HEIGHT = 32;
 /** Rows drawn beyond each edge of the view. */
 const OVERSCAN = 20;
 
-/** Draws the rows in view of the document list, padded to its full height,
- * so a folder of thousands of documents keeps a small page. */
+/** Draws the rows in view of the document list, padded to its full height
+ * inside its scrolling box, so a folder of thousands of documents keeps a small page. */
 function drawRows() {
-  const list = $("documents");
+  const [scroller, list] = [$("documents"), $("document-rows")];
   if (rows.length === 0) {
     list.style.padding = "";
     list.replaceChildren(el("li", t("knowledge.drop"), "muted empty"));
     return;
   }
-  const [start, end] = visibleRows(list.scrollTop, list.clientHeight, ROW_HEIGHT, rows.length, OVERSCAN);
+  const [start, end] = visibleRows(scroller.scrollTop, scroller.clientHeight, ROW_HEIGHT, rows.length, OVERSCAN);
   const shown = rows.slice(start, end);
   const keep = new Set(shown.map((row) => row.path));
   for (const path of Array.from(drawn.keys())) if (!keep.has(path)) drawn.delete(path);
