@@ -22,6 +22,11 @@ fn every_outcome_is_reachable_from_the_command_line() {
     assert!(answered["related"].as_array().unwrap().is_empty());
     assert_eq!(answered["citations"][0]["source"], "parrots/budgerigar.md");
 
+    // The shipped refusal threshold lies closer to zero than the margin a
+    // single example needs (Kea refuses only what looks unrelated to all it
+    // has): what a refusal shows is asserted with the threshold raised
+    // around the question (how many are refused is the held-out test's).
+    sandbox.with_thresholds("all-minilm-l6-v2", 0.3, 0.95);
     let refused = ask(&sandbox, "How do I reset my router password?", Expect::Is("refused"));
     assert!(refused["related"].as_array().unwrap().is_empty());
     assert!(refused["citations"].as_array().unwrap().is_empty());
@@ -54,13 +59,14 @@ fn every_outcome_is_reachable_from_the_command_line() {
 /// Figures of the shipped calibration on the held-out split when it was
 /// fitted (`kea eval --calibrate`, see the calibration file's report).
 /// A refused answerable question hides a page the user asked about: the
-/// decision refuses few (an unanswerable one is mostly left unsure instead).
-const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.025;
-const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.27;
+/// decision refuses almost none (an unanswerable one is mostly left unsure
+/// instead, with its closest passages and no answer claimed).
+const HELD_OUT_ANSWERABLE_REFUSED: f64 = 0.0;
+const HELD_OUT_UNANSWERABLE_REFUSED: f64 = 0.12;
 const HELD_OUT_UNANSWERABLE_ANSWERED: f64 = 0.024;
 /// Answerable questions whose right document is shown (answered from, or
 /// a related passage of an unsure outcome).
-const HELD_OUT_RIGHT_DOCUMENT_SHOWN: f64 = 0.79;
+const HELD_OUT_RIGHT_DOCUMENT_SHOWN: f64 = 0.83;
 
 #[test]
 fn the_shipped_decision_keeps_its_figures_on_held_out_questions() {
