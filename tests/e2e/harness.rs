@@ -166,7 +166,7 @@ impl App {
     /// (a list that redraws meanwhile cannot leave stale handles).
     pub async fn count(&self, css: &str) -> u64 {
         let script = format!("return document.querySelectorAll({}).length", serde_json::to_string(css).unwrap());
-        self.client.execute(&script, vec![]).await.unwrap().as_u64().unwrap()
+        self.eval(&script).await.as_u64().unwrap()
     }
 
     pub async fn text(&self, css: &str) -> String {

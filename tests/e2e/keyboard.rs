@@ -98,6 +98,13 @@ async fn a_keyboard_alone_adds_a_file_asks_opens_a_citation_and_switches_collect
     assert!(focus_is(&app, "#new-collection").await.0, "the menu opens with its first item focused");
     press(&app, Key::Enter).await;
     assert!(focus_is(&app, "#new-collection-name").await.0, "the form takes the focus");
+    // Escape closes the form back onto the menu button; the menu opens it again.
+    press(&app, Key::Escape).await;
+    app.wait_for("#new-collection-form[hidden]", WAIT).await;
+    assert!(focus_is(&app, "#collection-menu-button").await.0, "Escape gives the focus back to the menu button");
+    press(&app, Key::Enter).await;
+    press(&app, Key::Enter).await;
+    assert!(focus_is(&app, "#new-collection-name").await.0, "the form opens again from the menu");
     type_text(&app, "Kitchen").await;
     press(&app, Key::Enter).await;
     app.wait_text("#collection option:checked", WAIT, |t| t == "Kitchen").await;

@@ -64,11 +64,14 @@ export function showForm(formId: string, focusId: string) {
   if (opening) $(focusId).focus();
 }
 
-/** Escape closes the rail form it is pressed in. */
+/** Escape closes the rail form it is pressed in and gives the focus back
+ * to the menu button it was opened from (`data-opener`). */
 export function setupRailForms() {
   for (const form of Array.from(document.querySelectorAll<HTMLElement>(".rail-form"))) {
     form.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") form.hidden = true;
+      if (event.key !== "Escape") return;
+      form.hidden = true;
+      $(form.dataset.opener!).focus();
     });
   }
 }
