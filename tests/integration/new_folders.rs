@@ -51,6 +51,48 @@ fn an_extractive_answer_quotes_the_sentence_that_answers_and_not_its_neighbours(
     }
 }
 
+/// A folder written in one language, asked in the other, with the default
+/// (English-only) embedder and no model: the word lexicon crosses the
+/// question over the words the folder holds, so the page that answers is
+/// shown; a question about something the folder lacks is not answered.
+#[test]
+fn a_question_in_the_other_language_than_the_folder_is_crossed_word_by_word() {
+    let sandbox = kitchen();
+    for (question, holds) in [("面团要发酵多久？", "twelve hours"), ("铜水壶放在哪个货架？", "shelf 14")] {
+        let answer = sandbox.decided(&["ask", question, "--provider", "none", "--json"], Expect::Not("refused"));
+        assert!(shown_first(&answer).contains(holds), "{question} → {answer}");
+        assert!(answer["retrieval"]["query"].as_str().unwrap().contains(" | "), "searched in English too: {answer}");
+    }
+    sandbox.decided(&["ask", "微波炉的保修期是几年？", "--provider", "none", "--json"], Expect::Not("answered"));
+
+    let chinese = Sandbox::empty();
+    std::fs::write(
+        chinese.path("红烧肉.md"),
+        "# 红烧肉
+
+## 用料
+五花肉 500 克，冰糖 30 克，生抽两勺，老抽一勺。
+
+## 做法
+五花肉切块焯水，小火炒出糖色后加开水，炖一个小时。
+",
+    )
+    .unwrap();
+    std::fs::write(
+        chinese.path("番茄炒蛋.md"),
+        "# 番茄炒蛋
+
+## 做法
+鸡蛋打散炒熟盛出，番茄切块炒软，再倒回鸡蛋，加盐和少许糖。
+",
+    )
+    .unwrap();
+    chinese.index();
+    let answer = chinese.decided(&["ask", "How much rock sugar goes into the braised pork belly?", "--provider", "none", "--json"], Expect::Not("refused"));
+    assert!(shown_first(&answer).contains("冰糖 30 克"), "{answer}");
+    chinese.decided(&["ask", "How long do I bake the sourdough?", "--provider", "none", "--json"], Expect::Not("answered"));
+}
+
 fn route_of(answer: &Value) -> &Value {
     &answer["route"]
 }

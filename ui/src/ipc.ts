@@ -5,7 +5,7 @@ export type ErrorKind = "model_missing" | "runtime_missing" | "embedding" | "llm
 export const DOCUMENT_EXTENSIONS = ["md", "markdown", "txt", "text", "pdf", "docx", "png", "jpg", "jpeg", "tif", "tiff", "xlsx", "xls", "ods", "csv", "tsv", "html", "htm"];
 export type ErrorDto = { kind: ErrorKind, message: string, };
 export type DocumentState = "indexed" | "error";
-export type ReasonDto = { "kind": "nothing_found" } | { "kind": "coverage", share: number, } | { "kind": "not_in_any_document", terms: Array<string>, } | { "kind": "answer_type_missing", asked: string, } | { "kind": "similarity", value: number, } | { "kind": "calibrated", probability: number, refuse_below: number, answer_at: number, } | { "kind": "rerank", probability: number, threshold: number, } | { "kind": "no_shared_words" } | { "kind": "other_language" } | { "kind": "model_found_no_answer" } | { "kind": "model_answered" } | { "kind": "judged_in_translation", query: string, };
+export type ReasonDto = { "kind": "nothing_found" } | { "kind": "coverage", share: number, } | { "kind": "not_in_any_document", terms: Array<string>, } | { "kind": "answer_type_missing", asked: string, } | { "kind": "similarity", value: number, } | { "kind": "calibrated", probability: number, refuse_below: number, answer_at: number, } | { "kind": "rerank", probability: number, threshold: number, } | { "kind": "no_shared_words" } | { "kind": "other_language" } | { "kind": "model_found_no_answer" } | { "kind": "model_answered" } | { "kind": "judged_in_translation", query: string, } | { "kind": "crossed_word_for_word" };
 export type ProposalDto = { role: ModelRoleDto, id: string, languages: Array<string>, bytes: number, installed: boolean, 
 /**
  * A running server's OpenAI-compatible base URL, for its model.

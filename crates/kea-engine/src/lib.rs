@@ -20,6 +20,7 @@ mod ingest;
 pub mod keakb;
 pub mod labels;
 pub mod language;
+pub mod lexicon;
 pub mod model;
 pub mod profile;
 pub mod progress;

@@ -78,10 +78,25 @@ fn words(text: &str) -> Vec<String> {
 /// e.g. 名字 5359, 医生 4263) names no particular subject.
 const GENERIC_NOUN_FREQ: usize = 2000;
 
+/// Whether jieba tags Chinese `word` a noun (of any kind: 寿司, 北京).
+fn is_chinese_noun(word: &str) -> bool {
+    word.chars().all(is_cjk) && jieba().tag(word, false).iter().all(|t| t.tag.starts_with('n'))
+}
+
+/// Below this frequency in jieba's dictionary a word is no function word
+/// or everyday verb (去 123402, 放 15161; 糖 3550, which it tags a morpheme).
+const EVERYDAY_WORD_FREQ: usize = 10_000;
+
+/// Whether Chinese `word` may name a thing: a noun, or too rare to be a
+/// function word or an everyday verb.
+pub fn may_name_a_thing(word: &str) -> bool {
+    word.chars().all(is_cjk) && (is_chinese_noun(word) || jieba().suggest_freq(word) < EVERYDAY_WORD_FREQ)
+}
+
 /// Whether `word` is a specific Chinese noun: tagged a noun by jieba and
 /// not among the common ones (企鹅 and 仓鼠 are; 名字 and 事 are not).
 pub fn is_specific_chinese_noun(word: &str) -> bool {
-    word.chars().any(is_cjk) && jieba().tag(word, false).iter().all(|t| t.tag.starts_with('n')) && jieba().suggest_freq(word) <= GENERIC_NOUN_FREQ
+    word.chars().any(is_cjk) && is_chinese_noun(word) && jieba().suggest_freq(word) <= GENERIC_NOUN_FREQ
 }
 
 /// What the full-text index holds of `text`: its tokens, then each CJK character.
@@ -149,7 +164,8 @@ const QUERY_STOPWORDS: &str = "\
     这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很 \
     多久 多长 多长时间 多大 几 几个 几次 哪里 哪儿 哪个";
 
-fn is_query_stopword(word: &str) -> bool {
+/// Whether `word` (lower case) is a function word, question word or filler.
+pub fn is_query_stopword(word: &str) -> bool {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
     WORDS.get_or_init(|| QUERY_STOPWORDS.split_whitespace().collect()).contains(word)
 }
@@ -167,9 +183,14 @@ pub fn query_terms(query: &str) -> Vec<String> {
 
 /// The distinct content words of `text` (no function words), stemmed, in order.
 pub fn content_terms(text: &str) -> Vec<String> {
+    distinct(content_words(text).into_iter().map(stem))
+}
+
+/// The content words of `text` as written (lower case, not stemmed), in order.
+pub fn content_words(text: &str) -> Vec<String> {
     let all = words(text);
     let asks_how = |i: usize| i > 0 && all[i - 1] == "how" && HOW_WORDS.contains(&all[i].as_str());
-    distinct(all.iter().enumerate().filter(|(i, t)| !is_query_stopword(t) && !asks_how(*i)).map(|(_, t)| stem(t.clone())))
+    distinct(all.iter().enumerate().filter(|(i, t)| !is_query_stopword(t) && !asks_how(*i)).map(|(_, t)| t.clone()))
 }
 
 /// Words that, after "how", ask for a kind of answer ("how long", "how
@@ -185,6 +206,16 @@ mod tests {
         let t = tokens("玄凤鹦鹉喜欢吃小米");
         assert!(t.contains(&"鹦鹉".to_string()), "{t:?}");
         assert!(t.contains(&"小米".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn words_that_may_name_a_thing_are_told_from_everyday_verbs() {
+        for word in ["糖", "水", "寿司", "北京"] {
+            assert!(may_name_a_thing(word), "{word}");
+        }
+        for word in ["去", "放", "用", "sugar"] {
+            assert!(!may_name_a_thing(word), "{word}");
+        }
     }
 
     #[test]

@@ -146,6 +146,7 @@ pub enum ReasonDto {
     JudgedInTranslation {
         query: String,
     },
+    CrossedWordForWord,
 }
 
 impl From<&Reason> for ReasonDto {
@@ -165,6 +166,7 @@ impl From<&Reason> for ReasonDto {
             Reason::ModelFoundNoAnswer => ReasonDto::ModelFoundNoAnswer,
             Reason::ModelAnswered => ReasonDto::ModelAnswered,
             Reason::JudgedInTranslation { query } => ReasonDto::JudgedInTranslation { query: query.clone() },
+            Reason::CrossedWordForWord => ReasonDto::CrossedWordForWord,
         }
     }
 }

@@ -66,18 +66,16 @@ fn not_sure(mut answer: ChatAnswer, question: &Question, retrieval: &Retrieval) 
     answer.shown.outcome = Outcome::Unsure;
     answer.citations.clear();
     answer.shown.unsupported.clear();
-    answer.shown.related = related_passages(&scored_as(question, &answer.route), retrieval);
+    answer.shown.related = related_passages(&scored_as(question, &answer.route, retrieval), retrieval);
     answer
 }
 
 /// What the passages' sentences are scored against: a follow-up's search
-/// query (it names the conversation's subject), else the question.
-fn scored_as(question: &Question, route: &Route) -> Question {
-    if route.is_followup && !route.search_query.is_empty() {
-        question.searched_as(&route.search_query)
-    } else {
-        question.clone()
-    }
+/// query (it names the conversation's subject), else the question; in the
+/// documents' language when it was judged so ([`Question::as_judged`]).
+fn scored_as(question: &Question, route: &Route, retrieval: &Retrieval) -> Question {
+    let asked = if route.is_followup && !route.search_query.is_empty() { question.searched_as(&route.search_query) } else { question.clone() };
+    asked.as_judged(&retrieval.relevance)
 }
 
 /// Records in the answer's trace that the language model's judgement set the outcome.
@@ -215,7 +213,7 @@ Reply briefly in {}. Do not cite sources.",
 /// The extractive answer (see [`super::extractive`]), labelled as quoted.
 fn quote_passages(answer: &mut ChatAnswer, question: &Question, retrieval: &Retrieval, why: &str) {
     answer.shown.notice = Some(super::extractive::notice(question.language, why));
-    match super::extractive::extract_answer(&scored_as(question, &answer.route), &retrieval.context.blocks) {
+    match super::extractive::extract_answer(&scored_as(question, &answer.route, retrieval), &retrieval.context.blocks) {
         Some(extract) => {
             answer.answer = extract.text;
             answer.citations = extract.cited.iter().filter_map(|l| retrieval.context.blocks.iter().find(|b| &b.label == l)).map(Citation::from).collect();

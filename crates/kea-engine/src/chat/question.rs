@@ -6,6 +6,7 @@
 
 use crate::language::Language;
 use crate::retrieve::answer_type::AnswerType;
+use crate::retrieve::relevance::Relevance;
 use crate::segment::query_terms;
 
 /// A question, read once.
@@ -37,6 +38,19 @@ impl Question {
     /// subject), read in the question's language, with the same subject.
     pub fn searched_as(&self, query: &str) -> Question {
         Question { language: self.language, subject: self.subject.clone(), ..Question::new(query, None) }
+    }
+
+    /// The question as its passages are scored when `relevance` judged it
+    /// in the documents' language: the translation's terms, the question's
+    /// own kind of answer when the translation names none.
+    pub fn as_judged(&self, relevance: &Relevance) -> Question {
+        match relevance.judged_in_translation() {
+            Some(translated) => {
+                let read = Question::new(translated, None);
+                Question { terms: read.terms, kind: read.kind.or(self.kind), ..self.clone() }
+            }
+            None => self.clone(),
+        }
     }
 
     /// The subject's name in the question's language: a subject stored as

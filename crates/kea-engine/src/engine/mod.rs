@@ -776,6 +776,10 @@ impl QueryModels for Engine {
         Ok(self.name_index()?.translate(query))
     }
 
+    fn documents_language(&self, asked: crate::language::Language) -> Result<Option<crate::language::Language>> {
+        Ok(self.name_index()?.other_language(asked))
+    }
+
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {
         let model = self.reader.lock().unwrap_or_else(|p| p.into_inner()).model().ok().flatten().map(|(id, _)| id).unwrap_or_default();
         crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model).shifted(self.config.strictness.threshold_shift())

@@ -65,7 +65,7 @@ pub fn seen(item: &GoldenItem, retrieval: &Retrieval) -> Seen {
         Outcome::Refused => {}
         Outcome::Unsure => seen.shown = blocks.iter().take(RELATED_SHOWN).any(relevant),
         Outcome::Answered => {
-            let Some(extract) = extract_answer(&Question::new(&item.query, None), blocks) else { return seen };
+            let Some(extract) = extract_answer(&Question::new(&item.query, None).as_judged(&retrieval.relevance), blocks) else { return seen };
             let cited: Vec<&ContextBlock> = extract.cited.iter().filter_map(|label| blocks.iter().find(|b| &b.label == label)).collect();
             seen.shown = cited.iter().any(|b| relevant(b));
             seen.other_document = Some(cited.iter().any(|b| !relevant(b)));

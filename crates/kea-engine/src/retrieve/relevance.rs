@@ -29,6 +29,14 @@ use crate::store::ChunkRow;
 /// Passages whose words count towards coverage.
 const TOP_PASSAGES: usize = 3;
 
+/// The question in the documents' language, and whether it was crossed
+/// word for word (the lexicon) rather than translated by a model.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Translation<'t> {
+    pub text: &'t str,
+    pub word_for_word: bool,
+}
+
 /// The relevance decision and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Relevance {
@@ -91,10 +99,12 @@ pub enum Reason {
     ModelFoundNoAnswer,
     ModelAnswered,
     /// Judged on the question translated into the documents' language
-    /// (the router's translation), which the passages answer better.
+    /// (the router's translation, or word for word), which the passages answer better.
     JudgedInTranslation {
         query: String,
     },
+    /// Translated word for word (no model): at best unsure.
+    CrossedWordForWord,
 }
 
 impl Reason {
@@ -114,6 +124,7 @@ impl Reason {
             Reason::ModelFoundNoAnswer => "the language model found no answer in the passages".into(),
             Reason::ModelAnswered => "the language model answered from the passages, and its sentences hold".into(),
             Reason::JudgedInTranslation { query } => format!("judged on the question in the documents' language, “{query}”"),
+            Reason::CrossedWordForWord => "translated word for word, which finds the page but cannot show that it answers".into(),
         }
     }
 }
@@ -138,6 +149,14 @@ impl Relevance {
 }
 
 impl Relevance {
+    /// The question in the documents' language when that decided the outcome.
+    pub fn judged_in_translation(&self) -> Option<&str> {
+        self.reasons.iter().find_map(|r| match r {
+            Reason::JudgedInTranslation { query } => Some(query.as_str()),
+            _ => None,
+        })
+    }
+
     /// Sets the outcome and why (both as data and in English).
     pub(crate) fn decide(&mut self, outcome: Outcome, reasons: Vec<Reason>) {
         self.outcome = outcome;
@@ -219,28 +238,35 @@ impl Retriever<'_> {
 
     /// Like [`Retriever::judge_relevance`], also judging `translated` (the
     /// question in the documents' language) when `query` is not answered:
-    /// the better outcome stands, saying so.
+    /// the better outcome stands, saying so. A question crossed word for
+    /// word (the lexicon, not a model) is at best unsure: its words can find
+    /// the page, but not show that a sentence answers it.
     pub(crate) fn judge_relevance_translated(
         &self,
-        (query, translated): (&str, Option<&str>),
+        (query, translated): (&str, Option<Translation>),
         hits: &[Hit],
         trace: &Trace,
         config: &RetrievalConfig,
     ) -> Result<Relevance> {
         let judged = self.judge_relevance(query, hits, trace, config)?;
         let Some(translated) = translated.filter(|_| judged.outcome != Outcome::Answered) else { return Ok(judged) };
-        let mut other = self.judge_relevance(translated, hits, trace, config)?;
+        let mut other = self.judge_relevance(translated.text, hits, trace, config)?;
         let rank = |o: Outcome| match o {
             Outcome::Answered => 2,
             Outcome::Unsure => 1,
             Outcome::Refused => 0,
         };
-        if rank(other.outcome) <= rank(judged.outcome) {
+        let mut reasons = std::mem::take(&mut other.reasons);
+        let mut outcome = other.outcome;
+        if translated.word_for_word && outcome == Outcome::Answered {
+            outcome = Outcome::Unsure;
+            reasons.push(Reason::CrossedWordForWord);
+        }
+        if rank(outcome) <= rank(judged.outcome) {
             return Ok(judged);
         }
-        let mut reasons = std::mem::take(&mut other.reasons);
-        reasons.insert(0, Reason::JudgedInTranslation { query: translated.to_string() });
-        other.decide(other.outcome, reasons);
+        reasons.insert(0, Reason::JudgedInTranslation { query: translated.text.to_string() });
+        other.decide(outcome, reasons);
         Ok(other)
     }
 

@@ -5,11 +5,13 @@
 //! and `kea search` all retrieve through it.
 
 use crate::language::Language;
+use crate::lexicon::Lexicon;
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 
 use super::calibration::Outcome;
 use super::passages::Passages;
+use super::relevance::Translation;
 use super::{context, prepare_query, stages, Context, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
 use crate::store::ChunkRow;
@@ -30,6 +32,9 @@ pub trait QueryModels {
     /// other language translated (see [`crate::labels::translate_names`]);
     /// `None` when nothing is to translate.
     fn translate_names(&self, query: &str) -> Result<Option<String>>;
+    /// The language the collection's documents are in when none is in
+    /// `asked` (see [`crate::labels::NameIndex::other_language`]).
+    fn documents_language(&self, asked: Language) -> Result<Option<Language>>;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -112,10 +117,17 @@ impl<'a> Retriever<'a> {
     pub fn retrieve_queries(&self, queries: &[String], translated: Option<&str>, config: &RetrievalConfig) -> Result<Retrieval> {
         let total = std::time::Instant::now();
         let mut queries = queries.to_vec();
-        if let Some(named) = queries.first().map(|main| self.models.translate_names(main)).transpose()?.flatten() {
-            queries.insert(1, named);
+        let named = queries.first().map(|main| self.models.translate_names(main)).transpose()?.flatten();
+        if let Some(named) = &named {
+            queries.insert(1, named.clone());
         }
-        let translated = translated.map(prepare_query).filter(|q| !q.is_empty());
+        let word_for_word = translated.is_none();
+        let translated = match translated {
+            Some(given) => Some(given.to_string()),
+            None => named.as_ref().or(queries.first()).map(|main| self.bridged(main)).transpose()?.flatten(),
+        };
+        let translated = translated.as_deref().map(prepare_query).filter(|q| !q.is_empty());
+        let translation = translated.as_deref().map(|text| Translation { text, word_for_word });
         let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).chain(translated.clone()).collect();
         let Some(main) = prepared.first().cloned() else {
             return Err(Error::InvalidInput("the search query is empty".into()));
@@ -163,7 +175,18 @@ impl<'a> Retriever<'a> {
             })
             .collect();
         let query = Query { text: &main, language, vector: query_vector };
-        self.finish((query, translated.as_deref()), hits, config, trace, total)
+        self.finish((query, translation), hits, config, trace, total)
+    }
+
+    /// `query` (its names already translated) in the documents' language by
+    /// the word lexicon, when they are all in the other language, the
+    /// embedder does not read both (a multilingual one crosses by itself)
+    /// and nothing else translated it: the question as a language
+    /// model would search it, word for word.
+    fn bridged(&self, query: &str) -> Result<Option<String>> {
+        let asked = Language::of_query(query);
+        let Some(to) = self.models.documents_language(asked)?.filter(|&to| !(self.model_reads(asked) && self.model_reads(to))) else { return Ok(None) };
+        Lexicon::shipped().translate(query, to, |tokens| Ok(self.passages.token_chunk_counts(tokens)?.0))
     }
 
     /// Context assembly, the relevance decision and, unless it refuses (and
@@ -171,7 +194,7 @@ impl<'a> Retriever<'a> {
     /// question; timed into the trace.
     fn finish(
         &self,
-        (query, translated): (Query, Option<&str>),
+        (query, translated): (Query, Option<Translation>),
         hits: Vec<Hit>,
         config: &RetrievalConfig,
         mut trace: Trace,
@@ -183,9 +206,15 @@ impl<'a> Retriever<'a> {
         let t = super::start();
         let relevance = self.judge_relevance_translated((query.text, translated), &hits, &trace, config)?;
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
-        if let Some(vector) = query.vector.filter(|_| relevance.outcome != Outcome::Refused) {
-            let t = super::start();
-            if let Err(e) = self.sentence_similarity(query.language, vector, &mut context) {
+        let t = super::start();
+        let compared = match relevance.judged_in_translation() {
+            _ if relevance.outcome == Outcome::Refused => Ok(None),
+            // The question in the documents' language is what the sentences answer.
+            Some(translated) => self.models.embed_query(translated).map(|v| Some((Language::of_query(translated), v))),
+            None => Ok(query.vector.map(|v| (query.language, v))),
+        };
+        if !matches!(compared, Ok(None)) {
+            if let Err(e) = compared.and_then(|c| c.map_or(Ok(()), |(language, vector)| self.sentence_similarity(language, vector, &mut context))) {
                 trace.fallbacks.push(format!("sentences not compared with the question, words alone pick the quote: {e}"));
             }
             trace.stages.push(StageTrace { stage: "sentences", ms: t.ms(), candidates: Vec::new() });
