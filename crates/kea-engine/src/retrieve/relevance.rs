@@ -238,7 +238,7 @@ impl Retriever<'_> {
 
     /// Like [`Retriever::judge_relevance`], also judging `translated` (the
     /// question in the documents' language) when `query` is not answered:
-    /// the better outcome stands, saying so. A question crossed word for
+    /// the better outcome stands (of two alike, the likelier), saying so. A question crossed word for
     /// word (the lexicon, not a model) is at best unsure: its words can find
     /// the page, but not show that a sentence answers it.
     pub(crate) fn judge_relevance_translated(
@@ -262,7 +262,8 @@ impl Retriever<'_> {
             outcome = Outcome::Unsure;
             reasons.push(Reason::CrossedWordForWord);
         }
-        if rank(outcome) <= rank(judged.outcome) {
+        // The better outcome stands; of two alike, the likelier.
+        if (rank(outcome), other.probability) <= (rank(judged.outcome), judged.probability) {
             return Ok(judged);
         }
         reasons.insert(0, Reason::JudgedInTranslation { query: translated.text.to_string() });
