@@ -157,6 +157,11 @@ impl NameIndex {
         translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or_default())
     }
 
+    /// The languages a sample of the documents' titles are in.
+    pub fn languages(&self) -> Vec<Language> {
+        self.sampled.keys().copied().collect()
+    }
+
     /// The language most documents are in, when none is in the question's
     /// language `asked` (`None` for an empty collection or one the
     /// question's language is part of).

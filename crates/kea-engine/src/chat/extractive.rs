@@ -10,7 +10,8 @@
 //! When the question names a subject some passages are about (their
 //! heading or file name), passages about other subjects are not quoted.
 //! The best sentence is quoted; a second only when it scores close to it in
-//! the same document, or when it is the best about another subject the
+//! the same document, when it best answers another ask of a question that
+//! joins several, or when it is the best about another subject the
 //! question names; a sentence that leans on the one before ("They…")
 //! brings that one along. The same scorer picks the sentence shown for a
 //! related passage. Also used to quote the passage behind an identification.
@@ -59,6 +60,8 @@ pub struct ScoredSentence<'a> {
     /// The score without the passage's rank: what the sentence itself holds
     /// of the question (0 when nothing).
     pub evidence: f32,
+    /// The IDF-weighted share of the question's terms it (or its heading) holds.
+    pub covered: f32,
 }
 
 /// The words a block is about: its title (first heading) and file name.
@@ -128,7 +131,7 @@ pub fn score_sentences<'a>(asked: &Question, blocks: &[&'a ContextBlock]) -> Vec
             let lexical = coverage(asked, &weights, words, &headings[block], text);
             let kind = asked.kind.is_some_and(|kind| kind.found_in(text));
             let evidence = lexical + SIMILARITY_WEIGHT * similarity.get(k).copied().unwrap_or(0.0) + if kind { ANSWER_TYPE_WEIGHT } else { 0.0 };
-            ScoredSentence { block, index, text, score: evidence + RANK_WEIGHT / (1 + block) as f32, evidence }
+            ScoredSentence { block, index, text, score: evidence + RANK_WEIGHT / (1 + block) as f32, evidence, covered: lexical }
         })
         .collect()
 }
@@ -195,6 +198,23 @@ fn other_subjects_named(question: &Question, pool: &[&ContextBlock], scored: &[S
     picked
 }
 
+/// For a question that joins several asks ([`Question::parts`]): the best
+/// sentence of the top sentence's document for each, when it holds a word
+/// of that ask ("what does it eat and how long does it live" quotes both).
+fn each_ask_answered(question: &Question, pool: &[&ContextBlock], top: &ScoredSentence) -> Vec<(usize, usize)> {
+    let source = &pool[top.block].source;
+    let mut picked: Vec<(usize, usize)> = Vec::new();
+    for part in question.parts() {
+        let scored = score_sentences(&part, pool);
+        if let Some(s) = best(scored.iter().filter(|s| &pool[s.block].source == source && s.covered > 0.0)) {
+            if !picked.contains(&(s.block, s.index)) {
+                picked.push((s.block, s.index));
+            }
+        }
+    }
+    picked
+}
+
 /// The sentences of `blocks` that answer `question` (see the module docs);
 /// passages in the question's language are preferred when there are any.
 /// `None` when there is no passage.
@@ -210,6 +230,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     if let Some(second) = best(scored.iter().filter(same_document)).filter(|s| s.evidence > 0.0 && s.score >= CLOSE_TO_BEST * top.score) {
         picked.push((second.block, second.index));
     }
+    picked.extend(each_ask_answered(question, &pool, top).into_iter().filter(|key| !picked.contains(key)).collect::<Vec<_>>());
     picked.extend(other_subjects_named(question, &pool, &scored, top));
     let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
     for (block, index) in picked.clone() {
@@ -281,6 +302,21 @@ pub(crate) mod tests {
         let got = extract_answer(&asked("What do cockatiels eat?"), &blocks).unwrap();
         assert_eq!(got.text, "In the wild they eat grass seeds. [S1]");
         assert_eq!(got.cited, ["S1"], "the question names its subject: another subject's page is not quoted");
+    }
+
+    #[test]
+    fn a_question_that_joins_two_asks_quotes_the_answer_to_each() {
+        let page = block(
+            "S1",
+            "Eclectus parrot",
+            "Eclectus parrots come from New Guinea. They eat mostly fruit, vegetables and sprouted seeds. \
+             Males are green and females red. An eclectus usually lives 30 years or more.",
+        );
+        let got = extract_answer(&asked("what should an eclectus eat and how long will it live"), std::slice::from_ref(&page)).unwrap();
+        assert!(got.text.contains("30 years") && got.text.contains("sprouted seeds"), "{}", got.text);
+        assert!(!got.text.contains("green and females"), "{}", got.text);
+        let one = extract_answer(&asked("how long will an eclectus live"), &[page]).unwrap();
+        assert!(one.text.contains("30 years") && !one.text.contains("sprouted seeds"), "{}", one.text);
     }
 
     #[test]

@@ -776,8 +776,8 @@ impl QueryModels for Engine {
         Ok(self.name_index()?.translate(query))
     }
 
-    fn documents_language(&self, asked: crate::language::Language) -> Result<Option<crate::language::Language>> {
-        Ok(self.name_index()?.other_language(asked))
+    fn document_languages(&self) -> Result<Vec<crate::language::Language>> {
+        Ok(self.name_index()?.languages())
     }
 
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {

@@ -157,6 +157,17 @@ impl Relevance {
         })
     }
 
+    /// Whether this decision is better than `other`: a better outcome, or
+    /// of two alike, the likelier.
+    pub(crate) fn beats(&self, other: &Relevance) -> bool {
+        let rank = |o: Outcome| match o {
+            Outcome::Answered => 2,
+            Outcome::Unsure => 1,
+            Outcome::Refused => 0,
+        };
+        (rank(self.outcome), self.probability) > (rank(other.outcome), other.probability)
+    }
+
     /// Sets the outcome and why (both as data and in English).
     pub(crate) fn decide(&mut self, outcome: Outcome, reasons: Vec<Reason>) {
         self.outcome = outcome;
@@ -251,24 +262,15 @@ impl Retriever<'_> {
         let judged = self.judge_relevance(query, hits, trace, config)?;
         let Some(translated) = translated.filter(|_| judged.outcome != Outcome::Answered) else { return Ok(judged) };
         let mut other = self.judge_relevance(translated.text, hits, trace, config)?;
-        let rank = |o: Outcome| match o {
-            Outcome::Answered => 2,
-            Outcome::Unsure => 1,
-            Outcome::Refused => 0,
-        };
         let mut reasons = std::mem::take(&mut other.reasons);
         let mut outcome = other.outcome;
         if translated.word_for_word && outcome == Outcome::Answered {
             outcome = Outcome::Unsure;
             reasons.push(Reason::CrossedWordForWord);
         }
-        // The better outcome stands; of two alike, the likelier.
-        if (rank(outcome), other.probability) <= (rank(judged.outcome), judged.probability) {
-            return Ok(judged);
-        }
         reasons.insert(0, Reason::JudgedInTranslation { query: translated.text.to_string() });
         other.decide(outcome, reasons);
-        Ok(other)
+        Ok(if other.beats(&judged) { other } else { judged })
     }
 
     /// Decides whether `hits` answer `query` (see the module docs).

@@ -32,9 +32,9 @@ pub trait QueryModels {
     /// other language translated (see [`crate::labels::translate_names`]);
     /// `None` when nothing is to translate.
     fn translate_names(&self, query: &str) -> Result<Option<String>>;
-    /// The language the collection's documents are in when none is in
-    /// `asked` (see [`crate::labels::NameIndex::other_language`]).
-    fn documents_language(&self, asked: Language) -> Result<Option<Language>>;
+    /// The languages the collection's documents are in (see
+    /// [`crate::labels::NameIndex::languages`]).
+    fn document_languages(&self) -> Result<Vec<Language>>;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -121,12 +121,19 @@ impl<'a> Retriever<'a> {
         if let Some(named) = &named {
             queries.insert(1, named.clone());
         }
-        let word_for_word = translated.is_none();
-        let translated = match translated {
-            Some(given) => Some(given.to_string()),
-            None => named.as_ref().or(queries.first()).map(|main| self.bridged(main)).transpose()?.flatten(),
-        };
-        let translated = translated.as_deref().map(prepare_query).filter(|q| !q.is_empty());
+        if let Some(given) = translated {
+            return self.retrieve_once(&queries, Some((given, false)), config, total);
+        }
+        let crossed = named.as_ref().or(queries.first()).map(|main| self.bridged(main)).transpose()?.flatten();
+        self.retrieve_once(&queries, crossed.as_deref().map(|words| (words, true)), config, total)
+    }
+
+    /// The pipeline of [`Retriever::retrieve_queries`] over `queries` (names
+    /// translated), with the question in the documents' language, if any,
+    /// and whether it was crossed word for word.
+    fn retrieve_once(&self, queries: &[String], translated: Option<(&str, bool)>, config: &RetrievalConfig, total: std::time::Instant) -> Result<Retrieval> {
+        let word_for_word = translated.is_some_and(|(_, crossed)| crossed);
+        let translated = translated.map(|(text, _)| prepare_query(text)).filter(|q| !q.is_empty());
         let translation = translated.as_deref().map(|text| Translation { text, word_for_word });
         let prepared: Vec<String> = queries.iter().map(|q| prepare_query(q)).filter(|q| !q.is_empty()).chain(translated.clone()).collect();
         let Some(main) = prepared.first().cloned() else {
@@ -178,15 +185,20 @@ impl<'a> Retriever<'a> {
         self.finish((query, translation), hits, config, trace, total)
     }
 
-    /// `query` (its names already translated) in the documents' language by
-    /// the word lexicon, when they are all in the other language, the
+    /// `query` (its names already translated) put into the language the
+    /// collection's documents are all in by the word lexicon, when the
     /// embedder does not read both (a multilingual one crosses by itself)
-    /// and nothing else translated it: the question as a language
-    /// model would search it, word for word.
+    /// and nothing else translated it: the question as a language model
+    /// would search it, word for word. A folder that has documents in the
+    /// question's language is left alone: searched there, the crossed words
+    /// pulled its rankings and its off-topic questions towards the other language.
     fn bridged(&self, query: &str) -> Result<Option<String>> {
         let asked = Language::of_query(query);
-        let Some(to) = self.models.documents_language(asked)?.filter(|&to| !(self.model_reads(asked) && self.model_reads(to))) else { return Ok(None) };
-        Lexicon::shipped().translate(query, to, |tokens| Ok(self.passages.token_chunk_counts(tokens)?.0))
+        let languages = self.models.document_languages()?;
+        let reads_both = |to: Language| self.model_reads(asked) && self.model_reads(to);
+        let other = languages.iter().copied().find(|&l| l != asked).filter(|&to| !(languages.contains(&asked) || reads_both(to)));
+        let Some(to) = other else { return Ok(None) };
+        Lexicon::shipped().translate(query, to, |tokens| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0))
     }
 
     /// Context assembly, the relevance decision and, unless it refuses (and
