@@ -36,27 +36,22 @@ impl Label {
         }
     }
 
+    /// Its names in each language, its scientific name and its aliases.
+    pub fn all_names(&self) -> impl Iterator<Item = &str> {
+        [self.zh.as_deref(), self.en.as_deref(), self.latin.as_deref()].into_iter().flatten().chain(self.aliases.iter().map(String::as_str))
+    }
+
     /// Whether `text` names this label (any of its names, case-insensitive).
     pub fn is_named(&self, text: &str) -> bool {
         let t = text.trim().to_lowercase();
-        [self.zh.as_deref(), self.en.as_deref(), self.latin.as_deref()]
-            .into_iter()
-            .flatten()
-            .chain(self.aliases.iter().map(String::as_str))
-            .any(|n| n.to_lowercase() == t)
+        self.all_names().any(|n| n.to_lowercase() == t)
     }
 
     /// Whether `text` mentions this label: one of its names (two characters
     /// or more) as whole words, an English one also in the plural.
     pub fn is_mentioned_in(&self, text: &str) -> bool {
         let lower = text.to_lowercase();
-        [self.zh.as_deref(), self.en.as_deref(), self.latin.as_deref()]
-            .into_iter()
-            .flatten()
-            .chain(self.aliases.iter().map(String::as_str))
-            .map(str::to_lowercase)
-            .filter(|n| n.chars().count() >= 2)
-            .any(|name| mentions(&lower, &name))
+        self.all_names().map(str::to_lowercase).filter(|n| n.chars().count() >= 2).any(|name| mentions(&lower, &name))
     }
 
     /// Fills a prompt template: `{en}`, `{zh}`, `{latin}`.
@@ -155,6 +150,12 @@ impl NameIndex {
     /// `query` with its names translated (see [`translate_names`]).
     pub fn translate(&self, query: &str) -> Option<String> {
         translate_names(query, &self.labels, &|path| self.languages.get(path).copied().unwrap_or_default())
+    }
+
+    /// Every name of the thing document `source` describes (see
+    /// [`Label::all_names`]); empty when its front matter names nothing.
+    pub fn names_of(&self, source: &str) -> Vec<String> {
+        self.labels.iter().filter(|l| l.sources.iter().any(|s| s == source)).flat_map(|l| l.all_names().map(str::to_string)).collect()
     }
 
     /// The languages a sample of the documents' titles are in.

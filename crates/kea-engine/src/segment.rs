@@ -90,7 +90,13 @@ const EVERYDAY_WORD_FREQ: usize = 10_000;
 /// Whether Chinese `word` may name a thing: a noun, or too rare to be a
 /// function word or an everyday verb.
 pub fn may_name_a_thing(word: &str) -> bool {
-    word.chars().all(is_cjk) && (is_chinese_noun(word) || jieba().suggest_freq(word) < EVERYDAY_WORD_FREQ)
+    word.chars().all(is_cjk) && (is_chinese_noun(word) || !is_everyday(word))
+}
+
+/// Whether Chinese `word` is as common as everyday words are in jieba's
+/// dictionary (时候, 会议, 去), whatever it is.
+pub fn is_everyday(word: &str) -> bool {
+    jieba().suggest_freq(word) >= EVERYDAY_WORD_FREQ
 }
 
 /// Whether `word` is a specific Chinese noun: tagged a noun by jieba and

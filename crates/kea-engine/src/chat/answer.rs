@@ -388,6 +388,7 @@ mod tests {
             collection: None,
             url: None,
             sentence_similarity: Vec::new(),
+            names: Vec::new(),
         };
         let context = crate::retrieve::Context { text: "[S1] a.md | A > Diet | p.2\nSeeds.\n\n".into(), blocks: vec![block], estimated_tokens: 9 };
         let summary = PassageSummary { chunk_id: 7, source: "a.md".into(), key_facts: vec![], summary: "Eats seeds.".into(), relevance_note: String::new() };

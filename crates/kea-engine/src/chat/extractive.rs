@@ -8,7 +8,8 @@
 //! holds the kind of answer the question asks for (a number, a duration…),
 //! with a little weight for its passage's rank in retrieval.
 //! When the question names a subject some passages are about (their
-//! heading or file name), passages about other subjects are not quoted.
+//! title, file name or the names their front matter gives, aliases too),
+//! passages about other subjects, or named less fully, are not quoted.
 //! The best sentence is quoted; a second only when it scores close to it in
 //! the same document, when it best answers another ask of a question that
 //! joins several, or when it is the best about another subject the
@@ -16,13 +17,13 @@
 //! brings that one along. The same scorer picks the sentence shown for a
 //! related passage. Also used to quote the passage behind an identification.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::question::Question;
 use crate::language::Language;
 use crate::retrieve::context::sentences;
 use crate::retrieve::ContextBlock;
-use crate::segment::{is_cjk, tokens};
+use crate::segment::{is_cjk, is_everyday, tokens};
 
 /// Passages whose sentences are candidates.
 const MAX_BLOCKS: usize = 4;
@@ -64,22 +65,58 @@ pub struct ScoredSentence<'a> {
     pub covered: f32,
 }
 
-/// The words a block is about: its title (first heading) and file name.
+/// The words a block is about: its title (first heading), file name and
+/// the names its document's front matter gives it.
 pub(crate) fn subject_words(block: &ContextBlock) -> HashSet<String> {
-    let title = block.heading_path.split(" > ").next().unwrap_or_default();
-    let file = std::path::Path::new(&block.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default().replace(['-', '_'], " ");
-    tokens(title).into_iter().chain(tokens(&file)).collect()
+    subject_texts(block).iter().flat_map(|text| tokens(text)).collect()
 }
 
-/// The blocks about the subject the question names (a term some blocks'
-/// titles or file names hold), or all of them when it names none.
-fn about_the_subject<'a>(terms: &[String], blocks: Vec<&'a ContextBlock>) -> Vec<&'a ContextBlock> {
-    let about: Vec<HashSet<String>> = blocks.iter().map(|b| subject_words(b)).collect();
-    let named: Vec<&String> = terms.iter().filter(|t| about.iter().any(|words| words.contains(*t))).collect();
-    if named.is_empty() {
+/// The texts that say what a block is about (see [`subject_words`]).
+fn subject_texts(block: &ContextBlock) -> Vec<String> {
+    let title = block.heading_path.split(" > ").next().unwrap_or_default().to_string();
+    let file = std::path::Path::new(&block.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default().replace(['-', '_'], " ");
+    [title, file].into_iter().chain(block.names.iter().map(|n| n.to_lowercase())).collect()
+}
+
+/// Chinese runs longer than this are not matched against a subject whole.
+const MAX_NAME_CHARS: usize = 8;
+
+/// The parts of `question` that name what `block` is about: its
+/// Latin-letter terms among the block's subject words, and the characters
+/// of each Chinese stretch of it (two characters or more) that a subject
+/// text holds and that is no everyday word: 金刚 of 蓝黄金刚鹦鹉, 玄凤 of
+/// 玄凤鹦鹉, 灰鹦鹉 of 非洲灰鹦鹉, not 时候.
+fn named_subject(question: &Question, block: &ContextBlock) -> BTreeSet<String> {
+    let texts = subject_texts(block);
+    let words: HashSet<String> = texts.iter().flat_map(|text| tokens(text)).collect();
+    let mut named: BTreeSet<String> = question.terms.iter().filter(|t| !t.chars().any(is_cjk) && words.contains(*t)).cloned().collect();
+    let chars: Vec<char> = question.text.chars().collect();
+    for start in 0..chars.len() {
+        let run = chars[start..].iter().take(MAX_NAME_CHARS).take_while(|c| is_cjk(**c)).count();
+        for len in 2..=run {
+            let stretch: String = chars[start..start + len].iter().collect();
+            if texts.iter().any(|t| t.contains(&stretch)) && !is_everyday(&stretch) {
+                named.extend(stretch.chars().map(String::from));
+            }
+        }
+    }
+    named
+}
+
+/// The blocks about the subject the question names, or all of them when it
+/// names none: of the documents it names, those no other document is named
+/// more fully than ("shell parakeet" names the budgerigar, whose alias it
+/// is, more fully than the monk parakeet).
+fn about_the_subject<'a>(question: &Question, blocks: Vec<&'a ContextBlock>) -> Vec<&'a ContextBlock> {
+    let mut named: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    for block in &blocks {
+        named.entry(block.source.as_str()).or_default().extend(named_subject(question, block));
+    }
+    if named.values().all(BTreeSet::is_empty) {
         return blocks;
     }
-    blocks.into_iter().zip(&about).filter(|(_, words)| named.iter().any(|t| words.contains(*t))).map(|(b, _)| b).collect()
+    let outnamed = |own: &BTreeSet<String>| named.values().any(|other| other.len() > own.len() && other.is_superset(own));
+    blocks.into_iter().filter(|b| named.get(b.source.as_str()).is_some_and(|own| !own.is_empty() && !outnamed(own))).collect()
 }
 
 /// The share of `term`'s characters (a Chinese word) found in `text`.
@@ -173,21 +210,21 @@ fn shorten(sentence: &str) -> String {
 }
 
 /// For a question that names several subjects: the best sentence of each
-/// other document whose title or file name holds a question word that the
-/// best sentence's document never uses (in its title or its sentences).
+/// other document it names by a word that the best sentence's document
+/// never uses (in what it is about or its sentences).
 fn other_subjects_named(question: &Question, pool: &[&ContextBlock], scored: &[ScoredSentence], top: &ScoredSentence) -> Vec<(usize, usize)> {
-    let terms = &question.terms;
     let top_source = &pool[top.block].source;
-    let mut top_words = subject_words(pool[top.block]);
-    top_words.extend(scored.iter().filter(|s| &pool[s.block].source == top_source).flat_map(|s| tokens(s.text)));
+    let mut top_text = subject_texts(pool[top.block]).join(" ");
+    scored.iter().filter(|s| &pool[s.block].source == top_source).for_each(|s| top_text.push_str(&format!(" {}", s.text.to_lowercase())));
+    let top_words: HashSet<String> = tokens(&top_text).into_iter().collect();
     let mut sources: Vec<&str> = vec![top_source];
     let mut picked = Vec::new();
     for block in pool {
         if sources.contains(&block.source.as_str()) {
             continue;
         }
-        let own = subject_words(block);
-        if !terms.iter().any(|t| own.contains(t) && !top_words.contains(t)) {
+        let used = |w: &String| top_words.contains(w) || (w.chars().all(is_cjk) && top_text.contains(w.as_str()));
+        if named_subject(question, block).iter().all(used) {
             continue;
         }
         sources.push(&block.source);
@@ -222,7 +259,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     let language = question.language;
     let in_language: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
     let pool: Vec<&ContextBlock> = if in_language.is_empty() { blocks.iter().collect() } else { in_language };
-    let pool = about_the_subject(&question.terms, pool.into_iter().take(MAX_BLOCKS).collect());
+    let pool = about_the_subject(question, pool.into_iter().take(MAX_BLOCKS).collect());
     let scored = score_sentences(question, &pool);
     let top = best(scored.iter())?;
     let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
@@ -289,6 +326,7 @@ pub(crate) mod tests {
             collection: None,
             url: None,
             sentence_similarity: Vec::new(),
+            names: Vec::new(),
         }
     }
 
@@ -334,6 +372,44 @@ pub(crate) mod tests {
         ];
         let got = extract_answer(&asked("How long do budgerigar parrots live?"), &mentioned).unwrap();
         assert_eq!(got.cited, ["S1"], "a word the best page uses names no other subject: {}", got.text);
+    }
+
+    #[test]
+    fn the_subject_is_named_by_an_alias_or_part_of_a_name_and_not_by_an_everyday_word() {
+        let mut budgie = block("S1", "Budgerigar > Lifespan", "Pet budgerigars usually live 5 to 10 years.");
+        budgie.names = vec!["Budgerigar".into(), "Shell parakeet".into(), "虎皮鹦鹉".into()];
+        let monk = block("S2", "Monk Parakeet > Lifespan", "They live around 20 to 30 years in captivity.");
+        let got = extract_answer(&asked("how old do shell parakeets get"), &[monk.clone(), budgie.clone()]).unwrap();
+        assert_eq!(got.cited, ["S1"], "the alias names the budgerigar more fully than the monk parakeet: {}", got.text);
+        let got = extract_answer(&asked("how old do monk parakeets get"), &[monk, budgie]).unwrap();
+        assert_eq!(got.cited, ["S2"], "{}", got.text);
+
+        let macaw = block("S1", "蓝黄金刚鹦鹉 > 饲养要点", "金刚鹦鹉需要很大的笼子。每天要有几个小时出笼活动。");
+        let cockatoo = block("S2", "葵花凤头鹦鹉 > 行为", "葵花鹦鹉极其社会化，需求多、嗓门大。");
+        let got = extract_answer(&asked("金刚鹦鹉有多大"), &[macaw, cockatoo]).unwrap();
+        assert_eq!(got.cited, ["S1"], "金刚 is part of the macaw's name: {}", got.text);
+
+        let budgie_zh = block("S1", "虎皮鹦鹉 > 外形特征", "成年公鸟的蜡膜通常为蓝色，母鸟为褐色。");
+        let vet = block("S2", "什么时候该看兽医", "鹦鹉会本能地掩饰病痛。");
+        let got = extract_answer(&asked("虎皮是公的还是母的怎么看"), &[budgie_zh, vet]).unwrap();
+        assert_eq!(got.cited, ["S1"], "看 in a heading names no other subject: {}", got.text);
+
+        let grey = block("S1", "非洲灰鹦鹉 > 饲养要点", "灰鹦鹉容易缺钙，需要晒太阳或使用全光谱灯。");
+        let conure = block("S2", "太阳锥尾鹦鹉 > 寿命", "一般能活二十到三十年。");
+        let got = extract_answer(&asked("灰鹦鹉需要晒太阳吗"), &[grey, conure]).unwrap();
+        assert_eq!(got.cited, ["S1"], "太阳 names the conure no more fully than 灰鹦鹉 names the grey: {}", got.text);
+
+        let mut young = block("S2", "太阳锥尾鹦鹉 > 外形特征", "成鸟通体金黄。幼鸟偏绿，大约一年后才换上鲜艳的颜色。");
+        young.names = vec!["太阳锥尾鹦鹉".into(), "太阳鹦鹉".into()];
+        let vet = block("S1", "什么时候该看兽医", "如果发现它长时间不动，应当立即就医。");
+        let got = extract_answer(&asked("小太阳小时候怎么是绿的"), &[vet.clone(), young]).unwrap();
+        assert_eq!(got.cited, ["S2"], "时候 is an everyday word, 太阳 names the conure: {}", got.text);
+
+        let mut vet = block("S1", "什么时候该看兽医", "突然不吃东西，应当立即就医。");
+        let mut settling = block("S2", "新鸟到家", "新鸟到家后先让它安静适应几天。");
+        (settling.source, vet.source) = ("guide.docx".into(), "guide.docx".into());
+        let kept = about_the_subject(&asked("新鸟到家一直不吃东西，是再等几天还是马上去看医生"), vec![&vet, &settling]);
+        assert_eq!(kept.len(), 2, "a section's heading does not hide the rest of its document");
     }
 
     #[test]

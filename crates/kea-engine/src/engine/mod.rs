@@ -780,6 +780,10 @@ impl QueryModels for Engine {
         Ok(self.name_index()?.languages())
     }
 
+    fn document_names(&self, source: &str) -> Result<Vec<String>> {
+        Ok(self.name_index()?.names_of(source))
+    }
+
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {
         let model = self.reader.lock().unwrap_or_else(|p| p.into_inner()).model().ok().flatten().map(|(id, _)| id).unwrap_or_default();
         crate::retrieve::calibration::Calibration::for_model(&self.config.data_dir, &model).shifted(self.config.strictness.threshold_shift())

@@ -28,6 +28,11 @@ pub struct ContextBlock {
     /// (empty when not computed), for the extractive answer's scorer.
     #[serde(skip)]
     pub sentence_similarity: Vec<f32>,
+    /// The names its document's front matter gives the thing it describes,
+    /// in every language and alias (empty when none), for the scorer's
+    /// subject check.
+    #[serde(skip)]
+    pub names: Vec<String>,
 }
 
 /// The assembled context.
@@ -143,6 +148,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
             collection: first.collection.clone(),
             url: first.url.clone(),
             sentence_similarity: Vec::new(),
+            names: Vec::new(),
         });
     }
     context

@@ -35,6 +35,9 @@ pub trait QueryModels {
     /// The languages the collection's documents are in (see
     /// [`crate::labels::NameIndex::languages`]).
     fn document_languages(&self) -> Result<Vec<Language>>;
+    /// The names document `source`'s front matter gives the thing it
+    /// describes (see [`crate::labels::NameIndex::names_of`]).
+    fn document_names(&self, source: &str) -> Result<Vec<String>>;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -214,6 +217,9 @@ impl<'a> Retriever<'a> {
     ) -> Result<Retrieval> {
         let t = super::start();
         let mut context = context::of_hits(&hits, config.context_tokens);
+        for block in &mut context.blocks {
+            block.names = self.models.document_names(&block.source)?;
+        }
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
         let relevance = self.judge_relevance_translated((query.text, translated), &hits, &trace, config)?;
