@@ -134,10 +134,12 @@ fn is_chinese_word(term: &str) -> bool {
 /// A query's search terms, given `count`, which says how many chunks hold
 /// each term: its content words ([`query_terms`]), except that a Chinese
 /// word no chunk holds, whose characters (the commonest aside) chunks hold, is
-/// replaced by those characters. A word with a character no chunk holds
-/// (a subject the collection never mentions) stays, unknown.
+/// replaced by those characters, and an English word no chunk holds is
+/// replaced by its other spelling that chunks hold ([`spellings`]). A word
+/// with a character no chunk holds (a subject the collection never
+/// mentions) stays, unknown.
 pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
-    let words = query_terms(query);
+    let words = respelled(query_terms(query), &mut count)?;
     let counts = count(&words)?;
     let unknown: HashSet<String> = words.iter().zip(&counts).filter(|(w, &c)| c == 0 && is_chinese_word(w)).map(|(w, _)| w.clone()).collect();
     if unknown.is_empty() {
@@ -157,6 +159,47 @@ pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<V
     Ok(distinct(terms))
 }
 
+/// `terms` with each English one no chunk holds replaced by its other
+/// spelling that some chunk holds, if any (`count` as in [`search_terms`]).
+fn respelled<E>(terms: Vec<String>, count: &mut impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
+    let counts = count(&terms)?;
+    let mut out = Vec::with_capacity(terms.len());
+    for (term, held) in terms.into_iter().zip(counts) {
+        let others = if held == 0 { spellings(&term) } else { Vec::new() };
+        let known = if others.is_empty() { None } else { others.iter().zip(count(&others)?).find(|(_, c)| *c > 0).map(|(t, _)| t.clone()) };
+        out.push(known.unwrap_or(term));
+    }
+    Ok(distinct(out))
+}
+
+/// Endings of a stemmed English word spelt two ways on either side of the
+/// Atlantic: colour / color, grey / gray, centre / center, defence /
+/// defense, realise / realize, analyse / analyze, mould / mold, catalogue / catalog.
+const SPELLING_PAIRS: &[(&str, &str)] =
+    &[("our", "or"), ("ey", "ay"), ("tr", "ter"), ("br", "ber"), ("enc", "ens"), ("is", "iz"), ("ys", "yz"), ("ould", "old"), ("ogu", "og")];
+
+/// The other spellings of stemmed English `term` ([`SPELLING_PAIRS`] at
+/// its end, the first inside it too, as in favourite), stemmed.
+fn spellings(term: &str) -> Vec<String> {
+    if term.len() < 4 || !term.chars().all(|c| c.is_ascii_lowercase()) {
+        return Vec::new();
+    }
+    let mut found: Vec<String> = Vec::new();
+    for &(a, b) in SPELLING_PAIRS {
+        for (from, to) in [(a, b), (b, a)] {
+            if let Some(head) = term.strip_suffix(from).filter(|h| h.len() >= 2) {
+                found.push(format!("{head}{to}"));
+            }
+            if a == "our" {
+                if let Some(at) = term[2..].find(from).map(|i| i + 2).filter(|&i| i + from.len() < term.len()) {
+                    found.push(format!("{}{to}{}", &term[..at], &term[at + from.len()..]));
+                }
+            }
+        }
+    }
+    distinct(found.into_iter().map(stem).filter(|t| t != term))
+}
+
 /// Function words, question words and chat fillers that say nothing about
 /// a question's topic (English: Snowball's stop words and a few fillers).
 const QUERY_STOPWORDS: &str = "\
@@ -165,10 +208,10 @@ const QUERY_STOPWORDS: &str = "\
     himself his how i if in into is it its itself just me more most my myself no nor not of off on once only or other \
     ought our ours ourselves out over own same she should so some such than that the their theirs them themselves then \
     there these they this those through to too under until up very was we were what when where which while who whom why \
-    will with would you your yours yourself yourselves s t don doesn isn hi hello hey please thanks thank really actually yes \
+    will with would you your yours yourself yourselves s t m re ve ll don doesn isn get gets got getting hi hello hey please thanks thank really actually yes ok okay \
     吗 呢 吧 啊 呀 啦 嘛 哦 的 了 是 什么 怎么 怎样 如何 哪些 哪种 为什么 多少 有 和 与 在 我 我们 我家 你 他 她 它 这 那 \
     这个 那个 一种 一只 一下 请问 到底 是不是 能不能 会不会 要不要 有没有 还是 就 都 也 还 很 \
-    多久 多长 多长时间 多大 几 几个 几次 哪里 哪儿 哪个";
+    多久 多长 多长时间 多大 几 几个 几次 哪里 哪儿 哪个 啥 为啥 干啥 干嘛 咋 咋样 咋办 怎么办";
 
 /// Whether `word` (lower case) is a function word, question word or filler.
 pub fn is_query_stopword(word: &str) -> bool {
@@ -263,10 +306,24 @@ mod tests {
     }
 
     #[test]
+    fn an_english_word_no_chunk_holds_is_searched_by_its_other_spelling() {
+        let held = ["colour", "grey", "centr", "defenc", "favourit", "beak"];
+        let count = |terms: &[String]| Ok::<_, ()>(terms.iter().map(|t| usize::from(held.contains(&t.as_str()))).collect());
+        assert_eq!(search_terms("What color is the beak?", count).unwrap(), ["colour", "beak"]);
+        assert_eq!(search_terms("gray center defense favorite", count).unwrap(), ["grey", "centr", "defenc", "favourit"]);
+        assert_eq!(search_terms("is it ok to use the motor", count).unwrap(), ["use", "motor"], "no other spelling held: the word stays");
+        let american = ["color", "gray"];
+        let count = |terms: &[String]| Ok::<_, ()>(terms.iter().map(|t| usize::from(american.contains(&t.as_str()))).collect());
+        assert_eq!(search_terms("colour of a grey bird", count).unwrap(), ["color", "gray", "bird"]);
+    }
+
+    #[test]
     fn queries_drop_question_words() {
         assert_eq!(query_terms("What do cockatiels EAT?"), ["cockatiel", "eat"]);
         let zh = query_terms("玄凤鹦鹉吃什么？");
         assert!(zh.iter().any(|t| t == "鹦鹉") && !zh.iter().any(|t| t == "什么"), "{zh:?}");
+        assert_eq!(query_terms("I'm worried, is it OK that we've moved the cage?"), ["worri", "move", "cage"], "contractions and fillers");
+        assert_eq!(query_terms("玄凤为啥老咬人"), query_terms("玄凤为什么老咬人"), "colloquial question words");
         assert_eq!(query_terms("what?"), ["what"]);
         assert!(query_terms("?! ()").is_empty());
     }

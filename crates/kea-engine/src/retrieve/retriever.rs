@@ -189,17 +189,18 @@ impl<'a> Retriever<'a> {
     }
 
     /// `query` (its names already translated) put into the language the
-    /// collection's documents are all in by the word lexicon, when the
-    /// embedder does not read both (a multilingual one crosses by itself)
-    /// and nothing else translated it: the question as a language model
-    /// would search it, word for word. A folder that has documents in the
-    /// question's language is left alone: searched there, the crossed words
-    /// pulled its rankings and its off-topic questions towards the other language.
+    /// collection's documents are all in by the word lexicon, when nothing
+    /// else translated it: the question as a language model would search it,
+    /// word for word. A multilingual embedder finds the passages by itself,
+    /// but the decision reads words too, and the question's words are in
+    /// none of the documents; the better judged of the two is kept. A folder
+    /// that has documents in the question's language is left alone: searched
+    /// there, the crossed words pulled its rankings and its off-topic
+    /// questions towards the other language.
     fn bridged(&self, query: &str) -> Result<Option<String>> {
         let asked = Language::of_query(query);
         let languages = self.models.document_languages()?;
-        let reads_both = |to: Language| self.model_reads(asked) && self.model_reads(to);
-        let other = languages.iter().copied().find(|&l| l != asked).filter(|&to| !(languages.contains(&asked) || reads_both(to)));
+        let other = languages.iter().copied().find(|&l| l != asked).filter(|_| !languages.contains(&asked));
         let Some(to) = other else { return Ok(None) };
         Lexicon::shipped().translate(query, to, |tokens| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0))
     }
