@@ -384,20 +384,30 @@ pub(crate) mod tests {
         let got = extract_answer(&asked("how old do monk parakeets get"), &[monk, budgie]).unwrap();
         assert_eq!(got.cited, ["S2"], "{}", got.text);
 
-        let macaw = block("S1", "蓝黄金刚鹦鹉 > 饲养要点", "金刚鹦鹉需要很大的笼子。每天要有几个小时出笼活动。");
-        let cockatoo = block("S2", "葵花凤头鹦鹉 > 行为", "葵花鹦鹉极其社会化，需求多、嗓门大。");
-        let got = extract_answer(&asked("金刚鹦鹉有多大"), &[macaw, cockatoo]).unwrap();
-        assert_eq!(got.cited, ["S1"], "金刚 is part of the macaw's name: {}", got.text);
-
-        let budgie_zh = block("S1", "虎皮鹦鹉 > 外形特征", "成年公鸟的蜡膜通常为蓝色，母鸟为褐色。");
-        let vet = block("S2", "什么时候该看兽医", "鹦鹉会本能地掩饰病痛。");
-        let got = extract_answer(&asked("虎皮是公的还是母的怎么看"), &[budgie_zh, vet]).unwrap();
-        assert_eq!(got.cited, ["S1"], "看 in a heading names no other subject: {}", got.text);
-
-        let grey = block("S1", "非洲灰鹦鹉 > 饲养要点", "灰鹦鹉容易缺钙，需要晒太阳或使用全光谱灯。");
-        let conure = block("S2", "太阳锥尾鹦鹉 > 寿命", "一般能活二十到三十年。");
-        let got = extract_answer(&asked("灰鹦鹉需要晒太阳吗"), &[grey, conure]).unwrap();
-        assert_eq!(got.cited, ["S1"], "太阳 names the conure no more fully than 灰鹦鹉 names the grey: {}", got.text);
+        let chinese = [
+            (
+                "金刚鹦鹉有多大",
+                ("蓝黄金刚鹦鹉 > 饲养要点", "金刚鹦鹉需要很大的笼子。"),
+                ("葵花凤头鹦鹉 > 行为", "葵花鹦鹉嗓门大。"),
+                "金刚 is part of the macaw's name",
+            ),
+            (
+                "虎皮是公的还是母的怎么看",
+                ("虎皮鹦鹉 > 外形特征", "公鸟的蜡膜为蓝色，母鸟为褐色。"),
+                ("什么时候该看兽医", "鹦鹉会掩饰病痛。"),
+                "看 in a heading names nothing",
+            ),
+            (
+                "灰鹦鹉需要晒太阳吗",
+                ("非洲灰鹦鹉 > 饲养要点", "灰鹦鹉需要晒太阳。"),
+                ("太阳锥尾鹦鹉 > 寿命", "一般能活二十到三十年。"),
+                "太阳 names the conure no more fully",
+            ),
+        ];
+        for (question, (heading, text), (other_heading, other_text), why) in chinese {
+            let got = extract_answer(&asked(question), &[block("S1", heading, text), block("S2", other_heading, other_text)]).unwrap();
+            assert_eq!(got.cited, ["S1"], "{why}: {}", got.text);
+        }
 
         let mut young = block("S2", "太阳锥尾鹦鹉 > 外形特征", "成鸟通体金黄。幼鸟偏绿，大约一年后才换上鲜艳的颜色。");
         young.names = vec!["太阳锥尾鹦鹉".into(), "太阳鹦鹉".into()];
