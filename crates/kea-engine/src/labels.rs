@@ -132,6 +132,8 @@ pub const LANGUAGE_SAMPLE: usize = 2_000;
 #[derive(Debug, Default)]
 pub struct NameIndex {
     labels: Vec<Label>,
+    /// Which label each labelled document describes (an index into `labels`).
+    label_of: std::collections::HashMap<String, usize>,
     languages: std::collections::HashMap<String, Language>,
     sampled: std::collections::BTreeMap<Language, usize>,
 }
@@ -144,7 +146,9 @@ impl NameIndex {
         for title in sampled_titles {
             *sampled.entry(Language::of_text(title)).or_default() += 1;
         }
-        NameIndex { labels: labels_from_documents(labelled, fields), languages, sampled }
+        let labels = labels_from_documents(labelled, fields);
+        let label_of = labels.iter().enumerate().flat_map(|(i, l)| l.sources.iter().map(move |s| (s.clone(), i))).collect();
+        NameIndex { labels, label_of, languages, sampled }
     }
 
     /// `query` with its names translated (see [`translate_names`]).
@@ -155,7 +159,7 @@ impl NameIndex {
     /// Every name of the thing document `source` describes (see
     /// [`Label::all_names`]); empty when its front matter names nothing.
     pub fn names_of(&self, source: &str) -> Vec<String> {
-        self.labels.iter().filter(|l| l.sources.iter().any(|s| s == source)).flat_map(|l| l.all_names().map(str::to_string)).collect()
+        self.label_of.get(source).map(|&i| self.labels[i].all_names().map(str::to_string).collect()).unwrap_or_default()
     }
 
     /// The languages a sample of the documents' titles are in.

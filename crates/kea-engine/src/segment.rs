@@ -139,8 +139,7 @@ fn is_chinese_word(term: &str) -> bool {
 /// with a character no chunk holds (a subject the collection never
 /// mentions) stays, unknown.
 pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
-    let words = respelled(query_terms(query), &mut count)?;
-    let counts = count(&words)?;
+    let (words, counts): (Vec<String>, Vec<usize>) = respelled(query_terms(query), &mut count)?.into_iter().unzip();
     let unknown: HashSet<String> = words.iter().zip(&counts).filter(|(w, &c)| c == 0 && is_chinese_word(w)).map(|(w, _)| w.clone()).collect();
     if unknown.is_empty() {
         return Ok(words);
@@ -160,16 +159,26 @@ pub fn search_terms<E>(query: &str, mut count: impl FnMut(&[String]) -> Result<V
 }
 
 /// `terms` with each English one no chunk holds replaced by its other
-/// spelling that some chunk holds, if any (`count` as in [`search_terms`]).
-fn respelled<E>(terms: Vec<String>, count: &mut impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<String>, E> {
+/// spelling that some chunk holds, if any, each with how many chunks hold
+/// it (`count` as in [`search_terms`]).
+fn respelled<E>(terms: Vec<String>, count: &mut impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Vec<(String, usize)>, E> {
     let counts = count(&terms)?;
-    let mut out = Vec::with_capacity(terms.len());
+    let mut out: Vec<(String, usize)> = Vec::with_capacity(terms.len());
     for (term, held) in terms.into_iter().zip(counts) {
         let others = if held == 0 { spellings(&term) } else { Vec::new() };
-        let known = if others.is_empty() { None } else { others.iter().zip(count(&others)?).find(|(_, c)| *c > 0).map(|(t, _)| t.clone()) };
-        out.push(known.unwrap_or(term));
+        let known = match others.is_empty() {
+            true => None,
+            false => {
+                let counts = count(&others)?;
+                others.into_iter().zip(counts).find(|(_, c)| *c > 0)
+            }
+        };
+        let (term, held) = known.unwrap_or((term, held));
+        if !out.iter().any(|(t, _)| *t == term) {
+            out.push((term, held));
+        }
     }
-    Ok(distinct(out))
+    Ok(out)
 }
 
 /// Endings of a stemmed English word spelt two ways on either side of the

@@ -68,7 +68,12 @@ pub struct ScoredSentence<'a> {
 /// The words a block is about: its title (first heading), file name and
 /// the names its document's front matter gives it.
 pub(crate) fn subject_words(block: &ContextBlock) -> HashSet<String> {
-    subject_texts(block).iter().flat_map(|text| tokens(text)).collect()
+    words_of(&subject_texts(block))
+}
+
+/// The search tokens of `texts`.
+fn words_of(texts: &[String]) -> HashSet<String> {
+    texts.iter().flat_map(|text| tokens(text)).collect()
 }
 
 /// The texts that say what a block is about (see [`subject_words`]).
@@ -88,7 +93,7 @@ const MAX_NAME_CHARS: usize = 8;
 /// 玄凤鹦鹉, 灰鹦鹉 of 非洲灰鹦鹉, not 时候.
 fn named_subject(question: &Question, block: &ContextBlock) -> BTreeSet<String> {
     let texts = subject_texts(block);
-    let words: HashSet<String> = texts.iter().flat_map(|text| tokens(text)).collect();
+    let words = words_of(&texts);
     let mut named: BTreeSet<String> = question.terms.iter().filter(|t| !t.chars().any(is_cjk) && words.contains(*t)).cloned().collect();
     let chars: Vec<char> = question.text.chars().collect();
     for start in 0..chars.len() {

@@ -780,8 +780,9 @@ impl QueryModels for Engine {
         Ok(self.name_index()?.languages())
     }
 
-    fn document_names(&self, source: &str) -> Result<Vec<String>> {
-        Ok(self.name_index()?.names_of(source))
+    fn document_names(&self, sources: &[&str]) -> Result<Vec<Vec<String>>> {
+        let index = self.name_index()?;
+        Ok(sources.iter().map(|source| index.names_of(source)).collect())
     }
 
     fn calibration(&self) -> crate::retrieve::calibration::Calibration {

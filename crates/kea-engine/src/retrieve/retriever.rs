@@ -35,9 +35,9 @@ pub trait QueryModels {
     /// The languages the collection's documents are in (see
     /// [`crate::labels::NameIndex::languages`]).
     fn document_languages(&self) -> Result<Vec<Language>>;
-    /// The names document `source`'s front matter gives the thing it
-    /// describes (see [`crate::labels::NameIndex::names_of`]).
-    fn document_names(&self, source: &str) -> Result<Vec<String>>;
+    /// For each of `sources`, the names its front matter gives the thing
+    /// it describes (see [`crate::labels::NameIndex::names_of`]).
+    fn document_names(&self, sources: &[&str]) -> Result<Vec<Vec<String>>>;
 }
 
 /// With a multilingual embedder, dense search looks this many times deeper
@@ -70,19 +70,21 @@ pub struct Retriever<'a> {
 }
 
 /// The main query as every stage reads it: its text, its language and,
-/// when dense search ran, its vector.
+/// when dense search ran, its vector and the translation's, if any (the
+/// sentences are compared with the one the decision judged).
 struct Query<'q> {
     text: &'q str,
     language: Language,
     vector: Option<Vec<f32>>,
+    translation_vector: Option<Vec<f32>>,
 }
 
 /// Dense candidates, the ids among them in the other language than the
-/// query's, and the main query's vector (its sentences are compared with it).
+/// query's, and the vector of each query searched, in order.
 struct Dense {
     ranked: Ranked,
     other_language: HashSet<u64>,
-    query_vector: Option<Vec<f32>>,
+    vectors: Vec<Vec<f32>>,
 }
 
 impl<'a> Retriever<'a> {
@@ -168,7 +170,9 @@ impl<'a> Retriever<'a> {
         let fused_map: HashMap<u64, f32> = fused.iter().copied().collect();
         let order: Ranked = shortlist.iter().map(|&(id, _)| (id, fused_map.get(&id).copied().unwrap_or(0.0))).collect();
         let (order, rerank_scores) = self.rerank_and_filter(&main, order, &rows, config, &mut trace);
-        let query_vector = dense.query_vector;
+        // The translation, when there is one, was searched last.
+        let translation_vector = translation.as_ref().and(dense.vectors.last().cloned());
+        let query_vector = dense.vectors.into_iter().next();
         let (dense_map, sparse_map): (HashMap<u64, f32>, HashMap<u64, f32>) = (dense.ranked.into_iter().collect(), sparse.into_iter().collect());
         let hits: Vec<Hit> = order
             .iter()
@@ -184,7 +188,7 @@ impl<'a> Retriever<'a> {
                 })
             })
             .collect();
-        let query = Query { text: &main, language, vector: query_vector };
+        let query = Query { text: &main, language, vector: query_vector, translation_vector };
         self.finish((query, translation), hits, config, trace, total)
     }
 
@@ -218,9 +222,10 @@ impl<'a> Retriever<'a> {
     ) -> Result<Retrieval> {
         let t = super::start();
         let mut context = context::of_hits(&hits, config.context_tokens);
-        for block in &mut context.blocks {
-            block.names = self.models.document_names(&block.source)?;
-        }
+        // What each passage is about, for the extractive scorer, the follow-up check and identification.
+        let sources: Vec<&str> = context.blocks.iter().map(|b| b.source.as_str()).collect();
+        let names = self.models.document_names(&sources)?;
+        context.blocks.iter_mut().zip(names).for_each(|(block, names)| block.names = names);
         trace.stages.push(StageTrace { stage: "context", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
         let relevance = self.judge_relevance_translated((query.text, translated), &hits, &trace, config)?;
@@ -229,7 +234,10 @@ impl<'a> Retriever<'a> {
         let compared = match relevance.judged_in_translation() {
             _ if relevance.outcome == Outcome::Refused => Ok(None),
             // The question in the documents' language is what the sentences answer.
-            Some(translated) => self.models.embed_query(translated).map(|v| Some((Language::of_query(translated), v))),
+            Some(translated) => match query.translation_vector {
+                Some(vector) => Ok(Some((Language::of_query(translated), vector))),
+                None => self.models.embed_query(translated).map(|v| Some((Language::of_query(translated), v))),
+            },
             None => Ok(query.vector.map(|v| (query.language, v))),
         };
         if !matches!(compared, Ok(None)) {
@@ -276,7 +284,7 @@ impl<'a> Retriever<'a> {
     /// [`Retriever::dense`] when it is on; an index that cannot be reached
     /// (a team server gone) leaves full-text search, the trace says so.
     fn dense_if_reachable(&self, queries: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<Dense> {
-        let no_dense = || Dense { ranked: Vec::new(), other_language: HashSet::new(), query_vector: None };
+        let no_dense = || Dense { ranked: Vec::new(), other_language: HashSet::new(), vectors: Vec::new() };
         match config.dense.then(|| self.dense(queries, language, config, trace)).transpose() {
             Ok(dense) => Ok(dense.unwrap_or_else(no_dense)),
             Err(e) if e.kind() == crate::ErrorKind::VectorIndex && config.sparse => {
@@ -295,12 +303,11 @@ impl<'a> Retriever<'a> {
         let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
         let vectors = queries.iter().map(|q| self.models.embed_query(q)).collect::<Result<Vec<_>>>()?;
         let lists = vectors.iter().map(|v| self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(v, pool)).collect::<Result<Vec<_>>>()?;
-        let query_vector = vectors.into_iter().next();
-        let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new(), query_vector: None };
+        let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new(), vectors: Vec::new() };
         if cross_lingual {
             dense = self.balance_dense_languages(&dense.ranked, language, config.coarse_k, trace)?;
         }
-        dense.query_vector = query_vector;
+        dense.vectors = vectors;
         trace.stages.push(StageTrace { stage: "dense", ms: t.ms(), candidates: dense.ranked.clone() });
         Ok(dense)
     }
@@ -423,7 +430,7 @@ impl<'a> Retriever<'a> {
         if shift > 0.0 {
             trace.fallbacks.push(format!("dense: other-language passages lifted by {shift:.3} (cross-lingual balance)"));
         }
-        Ok(Dense { ranked: balanced, other_language: other, query_vector: None })
+        Ok(Dense { ranked: balanced, other_language: other, vectors: Vec::new() })
     }
 }
 
