@@ -93,6 +93,31 @@ fn a_question_in_the_other_language_than_the_folder_is_crossed_word_by_word() {
     chinese.decided(&["ask", "How long do I bake the sourdough?", "--provider", "none", "--json"], Expect::Not("answered"));
 }
 
+/// A folder with pages in both languages, and the default embedder, which
+/// reads English only: a question whose answer is on a page in the other
+/// language is not refused. That page is offered as related reading with
+/// its answering sentence (found by the question crossed word for word);
+/// a question the folder cannot answer in either language is not answered.
+#[test]
+fn a_page_in_the_folders_other_language_is_offered_when_the_embedder_cannot_read_it() {
+    let sandbox = kitchen();
+    std::fs::write(sandbox.path("茶壶保养.md"), "# 茶壶保养\n\n## 清洗\n紫砂茶壶不能用洗洁精清洗，只用热水冲洗。用完后倒掉茶叶，把茶壶倒扣晾干。\n\n## 存放\n长时间不用时，在壶里放一块方糖防止发霉。\n").unwrap();
+    sandbox.index();
+    for (question, page, holds) in [
+        ("Can I wash the teapot with dish soap?", "茶壶保养.md", "不能用洗洁精"),
+        ("How should the teapot be stored when it is not used?", "茶壶保养.md", "方糖"),
+        ("面包要烤多久？", "country-loaf.md", "forty minutes"),
+    ] {
+        let answer = sandbox.decided(&["ask", question, "--provider", "none", "--json"], Expect::Not("refused"));
+        assert_eq!(answer["outcome"], "unsure", "crossed word for word, at best unsure: {answer}");
+        let related = answer["related"].as_array().unwrap();
+        assert!(related.iter().any(|r| r["source"] == page && r["snippet"].as_str().unwrap().contains(holds)), "{question} → {answer}");
+        let stages = answer["retrieval"]["stages"].as_array().unwrap();
+        assert!(stages.iter().any(|s| s["stage"] == "other_language"), "the trace says so: {answer}");
+    }
+    sandbox.decided(&["ask", "How do I change a car tyre?", "--provider", "none", "--json"], Expect::Not("answered"));
+}
+
 fn route_of(answer: &Value) -> &Value {
     &answer["route"]
 }

@@ -104,7 +104,13 @@ impl Lexicon {
     /// its first, so what the collection lacks stays in the question (the
     /// relevance decision sees it unknown); a name or code the lexicon does
     /// not list is kept as written. `None` when no word crosses.
-    pub fn translate<E>(&self, query: &str, to: Language, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Option<String>, E> {
+    pub fn translate<E>(&self, query: &str, to: Language, count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Option<String>, E> {
+        Ok(self.crossing(query, to, count)?.map(|(text, _)| text))
+    }
+
+    /// [`Lexicon::translate`], with the share of the question's words that
+    /// crossed to words the collection holds.
+    pub fn crossing<E>(&self, query: &str, to: Language, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Option<(String, f32)>, E> {
         let words = match to {
             Language::English => self.english_candidates(query),
             Language::Chinese => self.chinese_candidates(query),
@@ -118,10 +124,10 @@ impl Lexicon {
             !own.is_empty() && own.iter().all(|t| held.contains(t))
         };
         let mut kept: Vec<&str> = Vec::new();
-        let mut crossed = false;
+        let mut crossed = 0;
         for word in &words {
             let holding: Vec<&str> = word.candidates.iter().map(String::as_str).filter(|c| is_held(c)).take(KEPT_PER_WORD).collect();
-            crossed |= !holding.is_empty();
+            crossed += usize::from(!holding.is_empty());
             let lacking = word.candidates.first().map(String::as_str).filter(|_| word.names_a_thing);
             let chosen = if holding.is_empty() { lacking.into_iter().collect() } else { holding };
             for candidate in chosen {
@@ -130,7 +136,7 @@ impl Lexicon {
                 }
             }
         }
-        Ok(crossed.then(|| kept.join(" ")))
+        Ok((crossed > 0).then(|| (kept.join(" "), crossed as f32 / words.len() as f32)))
     }
 
     /// Per Chinese word of `query`, the English words its first senses give;
@@ -189,7 +195,8 @@ impl Lexicon {
     }
 
     /// Per English word or two-word phrase of `query` (a phrase found stands
-    /// for its words), the Chinese words with it as a sense. One character
+    /// for its words), the Chinese words with it as a sense, or the word as
+    /// written when none has (sourdough, router). One character
     /// stands for a word only as its first sense and when it may name a
     /// thing: the index holds every character, so any would look held.
     fn chinese_candidates(&self, query: &str) -> Vec<Crossing> {
@@ -223,7 +230,10 @@ impl Lexicon {
         }
         for (word, _) in words.iter().zip(&covered).filter(|(_, &c)| !c) {
             let candidates = candidates_of(word);
-            if !candidates.is_empty() {
+            if candidates.is_empty() {
+                // A word the list does not know (sourdough, router): no Chinese word holds it.
+                crossings.push(Crossing { candidates: vec![word.clone()], names_a_thing: true });
+            } else {
                 crossings.push(Crossing::into_chinese(candidates));
             }
         }
@@ -307,10 +317,14 @@ mod tests {
     fn english_phrases_find_the_chinese_word_they_are_the_sense_of() {
         let lexicon = small();
         let recipe = "五花肉切块，加冰糖和砂糖炒出糖色。";
-        assert_eq!(translate(&lexicon, "How much sugar goes in the pork belly?", Language::Chinese, recipe).as_deref(), Some("五花肉 糖 砂糖"));
+        assert_eq!(translate(&lexicon, "How much sugar is in the pork belly?", Language::Chinese, recipe).as_deref(), Some("五花肉 糖 砂糖"));
         // The collection lacks pork belly: it stays in the question, as a word none of its passages has.
-        assert_eq!(translate(&lexicon, "How much sugar goes in the pork belly?", Language::Chinese, "糖醋排骨").as_deref(), Some("五花肉 糖"));
+        assert_eq!(translate(&lexicon, "How much sugar is in the pork belly?", Language::Chinese, "糖醋排骨").as_deref(), Some("五花肉 糖"));
         assert_eq!(translate(&lexicon, "How much pork belly?", Language::Chinese, "糖醋排骨"), None, "nothing crosses");
+        // A word the list does not know stays as written; half the question's words crossed.
+        let mut count = |tokens: &[String]| Ok::<_, ()>(tokens.iter().map(|t| usize::from(recipe.contains(t.as_str()))).collect());
+        let crossed = lexicon.crossing("How much sugar is in the sourdough?", Language::Chinese, &mut count).unwrap();
+        assert_eq!(crossed, Some(("糖 砂糖 sourdough".to_string(), 0.5)));
     }
 
     #[test]

@@ -119,12 +119,15 @@ pub struct RelatedPassage {
 }
 
 /// The closest passages of `retrieval`, for an unsure outcome.
+/// A passage in the other language shows its sentence closest to the question crossed word for word.
 fn related_passages(question: &Question, retrieval: &Retrieval) -> Vec<RelatedPassage> {
-    let blocks = &retrieval.context.blocks;
-    blocks
-        .iter()
-        .take(RELATED_PASSAGES)
-        .map(|b| RelatedPassage { passage: Citation::from(b), snippet: super::extractive::closest_sentence(question, b) })
+    retrieval
+        .related_blocks(RELATED_PASSAGES)
+        .into_iter()
+        .map(|(b, crossed)| {
+            let asked = crossed.map(|c| question.translated(c));
+            RelatedPassage { passage: Citation::from(b), snippet: super::extractive::closest_sentence(asked.as_ref().unwrap_or(question), b) }
+        })
         .collect()
 }
 
@@ -402,7 +405,7 @@ mod tests {
             passages: vec![],
         };
         let relevance = crate::retrieve::Relevance::stub(Outcome::Answered, 1.0);
-        let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance };
+        let retrieval = Retrieval { hits: vec![], context: context.clone(), trace, relevance, other_language: None };
         assert_eq!(sources_text(&Evidence { retrieval: &retrieval, summaries: &[] }), context.text, "no summaries: the context as assembled");
         let with = sources_text(&Evidence { retrieval: &retrieval, summaries: &[summary] });
         assert_eq!(with, "[S1] a.md | A > Diet | p.2\nSummary: Eats seeds.\nSeeds.\n\n");

@@ -111,7 +111,9 @@ fn named_subject(question: &Question, block: &ContextBlock) -> BTreeSet<String> 
 /// The blocks about the subject the question names, or all of them when it
 /// names none: of the documents it names, those no other document is named
 /// more fully than ("shell parakeet" names the budgerigar, whose alias it
-/// is, more fully than the monk parakeet).
+/// is, more fully than the monk parakeet); and the blocks of a document
+/// about no named thing (a general guide, no front-matter names) whose
+/// text speaks of that subject ("1.5 to 2 cm for cockatiels").
 fn about_the_subject<'a>(question: &Question, blocks: Vec<&'a ContextBlock>) -> Vec<&'a ContextBlock> {
     let mut named: HashMap<&str, BTreeSet<String>> = HashMap::new();
     for block in &blocks {
@@ -121,7 +123,13 @@ fn about_the_subject<'a>(question: &Question, blocks: Vec<&'a ContextBlock>) -> 
         return blocks;
     }
     let outnamed = |own: &BTreeSet<String>| named.values().any(|other| other.len() > own.len() && other.is_superset(own));
-    blocks.into_iter().filter(|b| named.get(b.source.as_str()).is_some_and(|own| !own.is_empty() && !outnamed(own))).collect()
+    let fullest: Vec<&BTreeSet<String>> = named.values().filter(|own| !own.is_empty() && !outnamed(own)).collect();
+    let speaks_of = |block: &ContextBlock| {
+        let words: HashSet<String> = tokens(&block.text).into_iter().collect();
+        let holds = |w: &String| words.contains(w) || (w.chars().all(is_cjk) && block.text.contains(w.as_str()));
+        block.names.is_empty() && fullest.iter().any(|subject| subject.iter().all(holds))
+    };
+    blocks.into_iter().filter(|b| named.get(b.source.as_str()).is_some_and(|own| if own.is_empty() { speaks_of(b) } else { !outnamed(own) })).collect()
 }
 
 /// The share of `term`'s characters (a Chinese word) found in `text`.
@@ -151,8 +159,11 @@ fn coverage(asked: &Question, weights: &[f32], words: &HashSet<String>, heading:
 
 /// Every sentence of `blocks` scored against `question` (see the module docs).
 pub fn score_sentences<'a>(asked: &Question, blocks: &[&'a ContextBlock]) -> Vec<ScoredSentence<'a>> {
-    let candidates: Vec<(usize, usize, &'a str)> =
+    let all: Vec<(usize, usize, &'a str)> =
         blocks.iter().enumerate().flat_map(|(b, block)| sentences(&block.text).into_iter().enumerate().map(move |(i, s)| (b, i, s))).collect();
+    // A passage that opens inside a sentence (chunks overlap) repeats its end: the whole one stands.
+    let repeated = |&(b, _, s): &(usize, usize, &str)| all.iter().any(|&(o, _, t)| blocks[o].source == blocks[b].source && t.len() > s.len() && t.contains(s));
+    let candidates: Vec<(usize, usize, &'a str)> = all.iter().copied().filter(|c| !repeated(c)).collect();
     let words: Vec<HashSet<String>> = candidates.iter().map(|(_, _, s)| tokens(s).into_iter().collect()).collect();
     let headings: Vec<HashSet<String>> = blocks.iter().map(|b| tokens(&b.heading_path).into_iter().collect()).collect();
     let n = candidates.len() as f32;
@@ -264,7 +275,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     let language = question.language;
     let in_language: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
     let pool: Vec<&ContextBlock> = if in_language.is_empty() { blocks.iter().collect() } else { in_language };
-    let pool = about_the_subject(question, pool.into_iter().take(MAX_BLOCKS).collect());
+    let pool: Vec<&ContextBlock> = about_the_subject(question, pool).into_iter().take(MAX_BLOCKS).collect();
     let scored = score_sentences(question, &pool);
     let top = best(scored.iter())?;
     let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
@@ -425,6 +436,16 @@ pub(crate) mod tests {
         (settling.source, vet.source) = ("guide.docx".into(), "guide.docx".into());
         let kept = about_the_subject(&asked("新鸟到家一直不吃东西，是再等几天还是马上去看医生"), vec![&vet, &settling]);
         assert_eq!(kept.len(), 2, "a section's heading does not hide the rest of its document");
+
+        let mut cockatiel = block("S1", "Cockatiel > Housing", "Cockatiels need a roomy cage.");
+        cockatiel.names = vec!["Cockatiel".into()];
+        let guide = block("S2", "Choosing a cage > Bar spacing", "Bar spacing should be 1.5 to 2 cm for cockatiels and conures.");
+        let got = extract_answer(&asked("cockatiel bar spacing"), &[cockatiel.clone(), guide]).unwrap();
+        assert_eq!(got.cited, ["S2"], "a general guide that speaks of the subject answers: {}", got.text);
+        let mut conure = block("S2", "Sun Conure > Housing", "Like cockatiels, conures need bar spacing of 2 cm.");
+        conure.names = vec!["Sun Conure".into()];
+        let got = extract_answer(&asked("cockatiel bar spacing"), &[cockatiel, conure]).unwrap();
+        assert_eq!(got.cited, ["S1"], "a page about another subject does not, whatever it mentions: {}", got.text);
     }
 
     #[test]
@@ -435,6 +456,24 @@ pub(crate) mod tests {
         assert_eq!(got.cited, ["S1"], "as good an answer in a lower-ranked passage does not win: {}", got.text);
         let got = extract_answer(&asked("What do sun conures eat in the wild?"), &[first, second]).unwrap();
         assert_eq!(got.cited, ["S2"], "a lower-ranked passage that answers clearly better does: {}", got.text);
+    }
+
+    #[test]
+    fn a_sentence_repeated_by_an_overlapping_passage_is_quoted_once_and_whole() {
+        let first = block("S1", "Loaf > Method", "Preheat the oven to 250 °C. Bake covered for 20 minutes, then lower the oven to 230 °C.");
+        let overlap = ContextBlock { source: first.source.clone(), ..block("S2", "Loaf > Method", "then lower the oven to 230 °C. Cool on a rack.") };
+        let got = extract_answer(&asked("How hot should the oven be?"), &[first, overlap]).unwrap();
+        assert_eq!(got.text.matches("230 °C").count(), 1, "{}", got.text);
+        assert!(got.text.contains("Bake covered for 20 minutes, then lower the oven to 230 °C."), "{}", got.text);
+    }
+
+    #[test]
+    fn passages_about_the_named_subject_are_candidates_however_far_down_they_rank() {
+        let other = |label: &str, name: &str| block(label, &format!("{name} > Lifespan"), &format!("{name}s live about 50 years."));
+        let mut blocks = vec![other("S1", "Macaw"), other("S2", "Cockatoo"), other("S3", "Grey"), other("S4", "Eclectus")];
+        blocks.push(block("S5", "Lorikeet > Lifespan", "They live around 15 to 20 years."));
+        let got = extract_answer(&asked("How long do lorikeets live?"), &blocks).unwrap();
+        assert_eq!(got.cited, ["S5"], "{}", got.text);
     }
 
     #[test]

@@ -44,13 +44,14 @@ impl Question {
     /// in the documents' language: the translation's terms, the question's
     /// own kind of answer when the translation names none.
     pub fn as_judged(&self, relevance: &Relevance) -> Question {
-        match relevance.judged_in_translation() {
-            Some(translated) => {
-                let read = Question::new(translated, None);
-                Question { terms: read.terms, kind: read.kind.or(self.kind), ..self.clone() }
-            }
-            None => self.clone(),
-        }
+        relevance.judged_in_translation().map_or_else(|| self.clone(), |translated| self.translated(translated))
+    }
+
+    /// The question with the terms of its translation `text`, and its own
+    /// kind of answer when the translation names none.
+    pub fn translated(&self, text: &str) -> Question {
+        let read = Question::new(text, None);
+        Question { terms: read.terms, kind: read.kind.or(self.kind), ..self.clone() }
     }
 
     /// The asks of a question that joins several ("what does it eat and how

@@ -63,7 +63,7 @@ pub fn seen(item: &GoldenItem, retrieval: &Retrieval) -> Seen {
     let mut seen = Seen { lang: item.lang.clone().unwrap_or_else(|| "-".into()), outcome, shown: false, quoted: None, other_document: None };
     match outcome {
         Outcome::Refused => {}
-        Outcome::Unsure => seen.shown = blocks.iter().take(RELATED_SHOWN).any(relevant),
+        Outcome::Unsure => seen.shown = retrieval.related_blocks(RELATED_SHOWN).into_iter().any(|(b, _)| relevant(b)),
         Outcome::Answered => {
             let Some(extract) = extract_answer(&Question::new(&item.query, None).as_judged(&retrieval.relevance), blocks) else { return seen };
             let cited: Vec<&ContextBlock> = extract.cited.iter().filter_map(|label| blocks.iter().find(|b| &b.label == label)).collect();

@@ -109,7 +109,7 @@ fn merge(mut results: Vec<(String, Retrieval)>, config: &RetrievalConfig) -> Ret
     let mut trace = lead.trace;
     trace.fallbacks = notes;
     trace.fallbacks.insert(0, format!("decided by the collection '{lead_name}' (the most confident)"));
-    Retrieval { context: context::of_hits(&hits, config.context_tokens), hits, trace, relevance: lead.relevance }
+    Retrieval { context: context::of_hits(&hits, config.context_tokens), hits, trace, relevance: lead.relevance, other_language: None }
 }
 
 #[cfg(test)]
@@ -140,7 +140,7 @@ mod tests {
         let relevance = Relevance::stub(outcome, probability);
         let trace =
             Trace { query: String::new(), prepared_query: String::new(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None, passages: vec![] };
-        (collection.into(), Retrieval { hits, context: Default::default(), trace, relevance })
+        (collection.into(), Retrieval { hits, context: Default::default(), trace, relevance, other_language: None })
     }
 
     fn sources(r: &Retrieval) -> Vec<&str> {

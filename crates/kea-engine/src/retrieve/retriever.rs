@@ -12,10 +12,15 @@ use std::sync::RwLock;
 use super::calibration::Outcome;
 use super::passages::Passages;
 use super::relevance::Translation;
-use super::{context, prepare_query, stages, Context, Fusion, Hit, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
+use super::relevance::{Reason, Relevance};
+use super::{context, prepare_query, stages, Context, Fusion, Hit, OtherLanguage, Ranked, Retrieval, RetrievalConfig, StageTrace, Trace};
 use crate::error::{Error, Result};
 use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
+
+/// The share of a question's words that must cross, word for word, to
+/// words the folder holds for its passages in the other language to be searched.
+const HALF: f32 = 0.5;
 
 /// The models retrieval runs at query time (the engine loads them lazily).
 pub trait QueryModels {
@@ -161,18 +166,27 @@ impl<'a> Retriever<'a> {
         }
         // The main query's language, read once for every stage.
         let language = Language::of_query(&main);
-        let dense = self.dense_if_reachable(&prepared, language, config, &mut trace)?;
-        let sparse = if config.sparse { self.sparse(&prepared, config, &mut trace)? } else { Vec::new() };
-        let fused = self.fuse(&dense, &sparse, language, config, &mut trace);
-        let shortlist = self.shortlist(&fused, config, &mut trace)?;
+        let (hits, vectors) = self.ranked_hits(&prepared, language, config, &mut trace)?;
+        // The translation, when there is one, was searched last.
+        let translation_vector = translation.as_ref().and(vectors.last().cloned());
+        let query_vector = vectors.into_iter().next();
+        let query = Query { text: &main, language, vector: query_vector, translation_vector };
+        self.finish((query, translation), hits, config, trace, total)
+    }
+
+    /// Dense and full-text search of `prepared` (the first is the main
+    /// phrasing, in `language`), fused, shortlisted and reranked: the hits,
+    /// and the vector of each phrasing dense search embedded.
+    fn ranked_hits(&self, prepared: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<(Vec<Hit>, Vec<Vec<f32>>)> {
+        let dense = self.dense_if_reachable(prepared, language, config, trace)?;
+        let sparse = if config.sparse { self.sparse(prepared, config, trace)? } else { Vec::new() };
+        let fused = self.fuse(&dense, &sparse, language, config, trace);
+        let shortlist = self.shortlist(&fused, config, trace)?;
         let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
         let rows: HashMap<u64, ChunkRow> = self.passages.chunks_by_ids(&ids)?.into_iter().map(|r| (r.id as u64, r)).collect();
         let fused_map: HashMap<u64, f32> = fused.iter().copied().collect();
         let order: Ranked = shortlist.iter().map(|&(id, _)| (id, fused_map.get(&id).copied().unwrap_or(0.0))).collect();
-        let (order, rerank_scores) = self.rerank_and_filter(&main, order, &rows, config, &mut trace);
-        // The translation, when there is one, was searched last.
-        let translation_vector = translation.as_ref().and(dense.vectors.last().cloned());
-        let query_vector = dense.vectors.into_iter().next();
+        let (order, rerank_scores) = self.rerank_and_filter(&prepared[0], order, &rows, config, trace);
         let (dense_map, sparse_map): (HashMap<u64, f32>, HashMap<u64, f32>) = (dense.ranked.into_iter().collect(), sparse.into_iter().collect());
         let hits: Vec<Hit> = order
             .iter()
@@ -188,8 +202,7 @@ impl<'a> Retriever<'a> {
                 })
             })
             .collect();
-        let query = Query { text: &main, language, vector: query_vector, translation_vector };
-        self.finish((query, translation), hits, config, trace, total)
+        Ok((hits, dense.vectors))
     }
 
     /// `query` (its names already translated) put into the language the
@@ -246,10 +259,95 @@ impl<'a> Retriever<'a> {
             }
             trace.stages.push(StageTrace { stage: "sentences", ms: t.ms(), candidates: Vec::new() });
         }
+        let (relevance, other_language) = self.with_other_language((query.text, query.language), relevance, &context, config, &mut trace);
         trace.passages = self.name_passages(&trace, &hits)?;
         trace.total_ms = super::elapsed_ms(total);
         trace.relevance = Some(relevance.clone());
-        Ok(Retrieval { hits, context, trace, relevance })
+        Ok(Retrieval { hits, context, trace, relevance, other_language })
+    }
+
+    /// `relevance` with the passages in the folder's other language when it
+    /// is not answered ([`Retriever::other_language`]): an unsure outcome
+    /// offers the best of them too; a refusal becomes unsure, offering only
+    /// them, when the question crossed word for word, judged on them, would
+    /// be answered (crossed words are at best unsure).
+    fn with_other_language(
+        &self,
+        question: (&str, Language),
+        relevance: Relevance,
+        context: &Context,
+        config: &RetrievalConfig,
+        trace: &mut Trace,
+    ) -> (Relevance, Option<OtherLanguage>) {
+        if relevance.outcome == Outcome::Answered {
+            return (relevance, None);
+        }
+        let found = match self.other_language(question, context, config, trace) {
+            Ok(found) => found,
+            Err(e) => {
+                trace.fallbacks.push(format!("documents in the other language not searched: {e}"));
+                None
+            }
+        };
+        let Some((mut other, mut judged)) = found else { return (relevance, None) };
+        if relevance.outcome == Outcome::Unsure {
+            return (relevance, Some(other));
+        }
+        // Only words that would answer outright turn a refusal: a question
+        // about something else crosses to words that still find some page.
+        if judged.outcome != Outcome::Answered {
+            return (relevance, None);
+        }
+        let mut reasons = vec![Reason::OtherLanguage, Reason::JudgedInTranslation { query: other.query.clone() }];
+        // Below the answer threshold the refusal stands: the reason says so.
+        reasons.extend(std::mem::take(&mut judged.reasons).into_iter().map(|r| match r {
+            Reason::Calibrated { probability, answer_at, .. } => Reason::Calibrated { probability, refuse_below: answer_at, answer_at },
+            other => other,
+        }));
+        reasons.push(Reason::CrossedWordForWord);
+        judged.decide(Outcome::Unsure, reasons);
+        other.alone = true;
+        (judged, Some(other))
+    }
+
+    /// In a folder with documents in both languages, when the embedder
+    /// cannot compare the question with those in the other one (MiniLM and
+    /// Chinese): the question crossed word for word, searched, its hits in
+    /// the other language judged (`None` when refused or none is found).
+    /// A multilingual embedder finds them by itself; a folder all in the
+    /// other language is crossed before search ([`Retriever::bridged`]).
+    fn other_language(
+        &self,
+        (text, language): (&str, Language),
+        context: &Context,
+        config: &RetrievalConfig,
+        trace: &mut Trace,
+    ) -> Result<Option<(OtherLanguage, Relevance)>> {
+        let languages = self.models.document_languages()?;
+        let Some(other) = languages.iter().copied().find(|&l| l != language) else { return Ok(None) };
+        if !languages.contains(&language) || (self.model_reads(language) && self.model_reads(other)) {
+            return Ok(None);
+        }
+        let t = super::start();
+        let counts = |tokens: &[String]| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0);
+        // Words that carry less than half the question say little about it.
+        let crossing = Lexicon::shipped().crossing(text, other, counts)?.filter(|(_, share)| *share >= HALF);
+        let Some(crossed) = crossing.map(|(c, _)| prepare_query(&c)).filter(|c| !c.is_empty()) else { return Ok(None) };
+        let mut searched = Trace { query: crossed.clone(), prepared_query: crossed.clone(), ..Trace::default() };
+        let (hits, _) = self.ranked_hits(std::slice::from_ref(&crossed), other, config, &mut searched)?;
+        let hits: Vec<Hit> = hits.into_iter().filter(|h| Language::of_text(&h.chunk.text) == other).collect();
+        let judged = self.judge_relevance(&crossed, &hits, &searched, config)?;
+        trace.stages.push(StageTrace { stage: "other_language", ms: t.ms(), candidates: hits.iter().map(|h| (h.chunk.id as u64, h.score)).collect() });
+        if judged.outcome == Outcome::Refused {
+            return Ok(None);
+        }
+        let mut blocks = context::of_hits(&hits, config.context_tokens).blocks;
+        let sources: Vec<&str> = blocks.iter().map(|b| b.source.as_str()).collect();
+        let names = self.models.document_names(&sources)?;
+        for (i, (block, names)) in blocks.iter_mut().zip(names).enumerate() {
+            (block.label, block.names) = (format!("S{}", context.blocks.len() + 1 + i), names);
+        }
+        Ok((!blocks.is_empty()).then_some((OtherLanguage { query: crossed, blocks, alone: false }, judged)))
     }
 
     /// The embedder's similarity to the query (in `language`, embedded as
