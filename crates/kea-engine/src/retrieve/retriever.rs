@@ -19,7 +19,7 @@ use crate::store::ChunkRow;
 use crate::vectors::VectorIndex;
 
 /// The share of a question's words that must cross, word for word, to
-/// words the folder holds for its passages in the other language to be searched.
+/// words the folder holds for its passages in the other language to turn a refusal.
 const HALF: f32 = 0.5;
 
 /// The models retrieval runs at query time (the engine loads them lazily).
@@ -269,8 +269,8 @@ impl<'a> Retriever<'a> {
     /// `relevance` with the passages in the folder's other language when it
     /// is not answered ([`Retriever::other_language`]): an unsure outcome
     /// offers the best of them too; a refusal becomes unsure, offering only
-    /// them, when the question crossed word for word, judged on them, would
-    /// be answered (crossed words are at best unsure).
+    /// them, when half the question's words or more crossed word for word
+    /// and, judged on them, would be answered (crossed words are at best unsure).
     fn with_other_language(
         &self,
         question: (&str, Language),
@@ -289,13 +289,14 @@ impl<'a> Retriever<'a> {
                 None
             }
         };
-        let Some((mut other, mut judged)) = found else { return (relevance, None) };
+        let Some((mut other, mut judged, share)) = found else { return (relevance, None) };
         if relevance.outcome == Outcome::Unsure {
             return (relevance, Some(other));
         }
-        // Only words that would answer outright turn a refusal: a question
-        // about something else crosses to words that still find some page.
-        if judged.outcome != Outcome::Answered {
+        // Only words that carry half the question or more, and would answer
+        // outright, turn a refusal: a question about something else crosses
+        // to words that still find some page.
+        if share < HALF || judged.outcome != Outcome::Answered {
             return (relevance, None);
         }
         let mut reasons = vec![Reason::OtherLanguage, Reason::JudgedInTranslation { query: other.query.clone() }];
@@ -313,7 +314,8 @@ impl<'a> Retriever<'a> {
     /// In a folder with documents in both languages, when the embedder
     /// cannot compare the question with those in the other one (MiniLM and
     /// Chinese): the question crossed word for word, searched, its hits in
-    /// the other language judged (`None` when refused or none is found).
+    /// the other language judged (`None` when refused or none is found),
+    /// with the share of the question's words that crossed.
     /// A multilingual embedder finds them by itself; a folder all in the
     /// other language is crossed before search ([`Retriever::bridged`]).
     fn other_language(
@@ -322,7 +324,7 @@ impl<'a> Retriever<'a> {
         context: &Context,
         config: &RetrievalConfig,
         trace: &mut Trace,
-    ) -> Result<Option<(OtherLanguage, Relevance)>> {
+    ) -> Result<Option<(OtherLanguage, Relevance, f32)>> {
         let languages = self.models.document_languages()?;
         let Some(other) = languages.iter().copied().find(|&l| l != language) else { return Ok(None) };
         if !languages.contains(&language) || (self.model_reads(language) && self.model_reads(other)) {
@@ -330,9 +332,10 @@ impl<'a> Retriever<'a> {
         }
         let t = super::start();
         let counts = |tokens: &[String]| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0);
-        // Words that carry less than half the question say little about it.
-        let crossing = Lexicon::shipped().crossing(text, other, counts)?.filter(|(_, share)| *share >= HALF);
-        let Some(crossed) = crossing.map(|(c, _)| prepare_query(&c)).filter(|c| !c.is_empty()) else { return Ok(None) };
+        let Some((crossed, share)) = Lexicon::shipped().crossing(text, other, counts)?.map(|(c, share)| (prepare_query(&c), share)) else { return Ok(None) };
+        if crossed.is_empty() {
+            return Ok(None);
+        }
         let mut searched = Trace { query: crossed.clone(), prepared_query: crossed.clone(), ..Trace::default() };
         let (hits, _) = self.ranked_hits(std::slice::from_ref(&crossed), other, config, &mut searched)?;
         let hits: Vec<Hit> = hits.into_iter().filter(|h| Language::of_text(&h.chunk.text) == other).collect();
@@ -347,7 +350,7 @@ impl<'a> Retriever<'a> {
         for (i, (block, names)) in blocks.iter_mut().zip(names).enumerate() {
             (block.label, block.names) = (format!("S{}", context.blocks.len() + 1 + i), names);
         }
-        Ok((!blocks.is_empty()).then_some((OtherLanguage { query: crossed, blocks, alone: false }, judged)))
+        Ok((!blocks.is_empty()).then_some((OtherLanguage { query: crossed, blocks, alone: false }, judged, share)))
     }
 
     /// The embedder's similarity to the query (in `language`, embedded as
