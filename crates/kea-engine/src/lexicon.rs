@@ -2,7 +2,7 @@
 //! than a collection's documents when no language model translates them.
 //! The words come from CC-CEDICT (`data/lexicon-zh-en.tsv.gz`, written by
 //! `scripts/make_lexicon.py`); the collection picks among them: only the
-//! candidate words its own passages hold are kept ([`Lexicon::translate`]).
+//! candidate words its own passages hold are kept ([`Lexicon::crossing`]).
 //! So 水壶保修多久 becomes "kettle warranty" over a kettle manual, and
 //! "How much sugar?" becomes 糖 over a Chinese recipe folder.
 
@@ -103,13 +103,9 @@ impl Lexicon {
     /// each search token); a word none of whose candidates it holds keeps
     /// its first, so what the collection lacks stays in the question (the
     /// relevance decision sees it unknown); a name or code the lexicon does
-    /// not list is kept as written. `None` when no word crosses.
-    pub fn translate<E>(&self, query: &str, to: Language, count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Option<String>, E> {
-        Ok(self.crossing(query, to, count)?.map(|(text, _)| text))
-    }
-
-    /// [`Lexicon::translate`], with the share of the question's words that
-    /// crossed to words the collection holds.
+    /// not list is kept as written. `None` when no word crosses; else the
+    /// crossed words and the share of the question's words that crossed to
+    /// words the collection holds.
     pub fn crossing<E>(&self, query: &str, to: Language, mut count: impl FnMut(&[String]) -> Result<Vec<usize>, E>) -> Result<Option<(String, f32)>, E> {
         let words = match to {
             Language::English => self.english_candidates(query),
@@ -299,7 +295,7 @@ mod tests {
     fn translate(lexicon: &Lexicon, query: &str, to: Language, document: &str) -> Option<String> {
         let held: HashSet<String> = segment::index_tokens(document).into_iter().collect();
         let mut count = |tokens: &[String]| Ok::<_, ()>(tokens.iter().map(|t| usize::from(held.contains(t))).collect());
-        lexicon.translate(query, to, &mut count).unwrap()
+        lexicon.crossing(query, to, &mut count).unwrap().map(|(text, _)| text)
     }
 
     #[test]

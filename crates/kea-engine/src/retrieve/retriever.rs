@@ -219,7 +219,13 @@ impl<'a> Retriever<'a> {
         let languages = self.models.document_languages()?;
         let other = languages.iter().copied().find(|&l| l != asked).filter(|_| !languages.contains(&asked));
         let Some(to) = other else { return Ok(None) };
-        Lexicon::shipped().translate(query, to, |tokens| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0))
+        Ok(self.crossed(query, to)?.map(|(text, _)| text))
+    }
+
+    /// `text` crossed word for word into `to` over the words the folder
+    /// holds, with the share of its words that crossed ([`Lexicon::crossing`]).
+    fn crossed(&self, text: &str, to: Language) -> Result<Option<(String, f32)>> {
+        Lexicon::shipped().crossing(text, to, |tokens| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0))
     }
 
     /// Context assembly, the relevance decision and, unless it refuses (and
@@ -331,8 +337,7 @@ impl<'a> Retriever<'a> {
             return Ok(None);
         }
         let t = super::start();
-        let counts = |tokens: &[String]| Ok::<_, Error>(self.passages.token_chunk_counts(tokens)?.0);
-        let Some((crossed, share)) = Lexicon::shipped().crossing(text, other, counts)?.map(|(c, share)| (prepare_query(&c), share)) else { return Ok(None) };
+        let Some((crossed, share)) = self.crossed(text, other)?.map(|(c, share)| (prepare_query(&c), share)) else { return Ok(None) };
         if crossed.is_empty() {
             return Ok(None);
         }
