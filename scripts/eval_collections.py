@@ -87,7 +87,8 @@ def main() -> None:
             u = unanswerable.get(lang, {})
             print(
                 f"{name:<16} {lang:<3} answerable {a['questions']:>3}: answered {a['answered']:.2f} unsure {a['unsure']:.2f} refused {a['refused']:.2f} "
-                f"shown {a['shown']:.2f} quoted {a['quoted']:.2f} (of {a['quoted_of']}) other doc {a['other_document']:.2f}"
+                f"shown {a['shown']:.2f} quoted {a['quoted']:.2f} (of {a['quoted_of']}) other doc {a['other_document']:.2f} "
+                f"related sentence {a['related_quoted']:.2f} (of {a['related_quoted_of']})"
                 + (f" | unanswerable {u.get('questions', 0)}: answered {u.get('answered', 0):.2f} refused {u.get('refused', 0):.2f}" if u else "")
             )
     if args.json:

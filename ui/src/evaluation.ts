@@ -118,19 +118,26 @@ function outcomeTable(f: RefusalDto): HTMLElement {
 }
 
 /** What a user without a language model sees, per language: outcomes, the
- * right document shown, the answering phrase quoted, another document quoted. */
+ * right document shown, the answering phrase quoted, another document quoted,
+ * and for unsure outcomes the answering phrase shown as a related sentence. */
 function answersTable(answers: { [key in string]?: AnswersDto }): HTMLElement {
   const table = el("table", undefined, "outcomes");
   const head = el("tr");
-  const columns = ["eval.answered", "eval.unsure", "eval.refused", "eval.shown", "eval.quoted", "eval.other_document"] as const;
+  const columns = ["eval.answered", "eval.unsure", "eval.refused", "eval.shown", "eval.quoted", "eval.other_document", "eval.related_quoted"] as const;
   head.append(el("th", ""), ...columns.map((c) => el("th", t(c))));
   table.append(head);
   const percent = (v: number) => `${(v * 100).toFixed(0)}%`;
   for (const [group, a] of Object.entries(answers)) {
     if (!a) continue;
     const row = el("tr");
-    const quoted = a.quoted_of ? `${percent(a.quoted)} (${a.quoted_of})` : "–";
-    row.append(el("th", `${group} (${a.questions})`), ...[a.answered, a.unsure, a.refused, a.shown].map((v) => el("td", percent(v))), el("td", quoted), el("td", percent(a.other_document)));
+    const of = (share: number, n: number) => (n ? `${percent(share)} (${n})` : "–");
+    row.append(
+      el("th", `${group} (${a.questions})`),
+      ...[a.answered, a.unsure, a.refused, a.shown].map((v) => el("td", percent(v))),
+      el("td", of(a.quoted, a.quoted_of)),
+      el("td", percent(a.other_document)),
+      el("td", of(a.related_quoted, a.related_quoted_of)),
+    );
     table.append(row);
   }
   return table;

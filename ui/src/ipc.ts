@@ -191,7 +191,12 @@ quoted: number, quoted_of: number,
 /**
  * Of the answered questions, the share quoting a document that is not relevant.
  */
-other_document: number, };
+other_document: number, 
+/**
+ * Of the unsure questions with an evidence phrase (`related_quoted_of`),
+ * the share showing it as a related passage's sentence.
+ */
+related_quoted: number, related_quoted_of: number, };
 export type EvalDto = { name: string, metrics: MetricsDto, by_lang: { [key in string]?: MetricsDto }, misses: Array<MissDto>, ms_per_query: number, 
 /**
  * Present when the set has unanswerable questions.

@@ -196,8 +196,8 @@ fn print_answers(result: &EvalResult) {
     println!("what a user without a language model sees ({}): answerable questions", result.name);
     for (group, a) in &result.answers {
         println!(
-            "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3}",
-            a.questions, a.answered, a.unsure, a.refused, a.shown, a.quoted, a.quoted_of, a.other_document
+            "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3} | unsure: answer shown as a related sentence {:.3} (of {})",
+            a.questions, a.answered, a.unsure, a.refused, a.shown, a.quoted, a.quoted_of, a.other_document, a.related_quoted, a.related_quoted_of
         );
     }
 }

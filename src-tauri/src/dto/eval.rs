@@ -109,6 +109,10 @@ pub struct AnswersDto {
     pub quoted_of: usize,
     /// Of the answered questions, the share quoting a document that is not relevant.
     pub other_document: f64,
+    /// Of the unsure questions with an evidence phrase (`related_quoted_of`),
+    /// the share showing it as a related passage's sentence.
+    pub related_quoted: f64,
+    pub related_quoted_of: usize,
 }
 
 impl From<&AnswerRates> for AnswersDto {
@@ -122,6 +126,8 @@ impl From<&AnswerRates> for AnswersDto {
             quoted: a.quoted,
             quoted_of: a.quoted_of,
             other_document: a.other_document,
+            related_quoted: a.related_quoted,
+            related_quoted_of: a.related_quoted_of,
         }
     }
 }

@@ -118,9 +118,10 @@ pub struct RelatedPassage {
     pub snippet: String,
 }
 
-/// The closest passages of `retrieval`, for an unsure outcome.
-/// A passage in the other language shows its sentence closest to the question crossed word for word.
-fn related_passages(question: &Question, retrieval: &Retrieval) -> Vec<RelatedPassage> {
+/// The closest passages of `retrieval`, for an unsure outcome, each with
+/// its sentence closest to the question (the extractive scorer's pick). A
+/// passage in the other language shows its sentence closest to the question crossed word for word.
+pub fn related_passages(question: &Question, retrieval: &Retrieval) -> Vec<RelatedPassage> {
     retrieval
         .related_blocks(RELATED_PASSAGES)
         .into_iter()

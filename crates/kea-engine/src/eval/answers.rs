@@ -1,13 +1,15 @@
 //! What a user without a language model sees, per golden question: the
 //! outcome; whether a relevant document is shown (an answered citation or
-//! one of the related passages of an unsure outcome); for an answered one
-//! with an `evidence` phrase, whether the extractive answer quotes it; and
-//! whether it quotes a document that is not one of the relevant ones.
+//! one of the related passages of an unsure outcome); for a question with
+//! an `evidence` phrase, whether the extractive answer quotes it (answered)
+//! or a related passage shows it as its sentence (unsure); and whether an
+//! answer quotes a document that is not one of the relevant ones.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::chat::answer::related_passages;
 use crate::chat::extractive::extract_answer;
 use crate::chat::Question;
 use crate::retrieve::calibration::Outcome;
@@ -15,9 +17,6 @@ use crate::retrieve::ContextBlock;
 use crate::Retrieval;
 
 use super::GoldenItem;
-
-/// Passages an unsure outcome offers as related reading (as the chat does).
-const RELATED_SHOWN: usize = 3;
 
 /// One answerable question as the user sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +26,9 @@ pub struct Seen {
     pub shown: bool,
     /// `None` when not answered or the question names no evidence.
     pub quoted: Option<bool>,
+    /// Whether a related passage shows the evidence as its sentence; `None`
+    /// when not unsure or the question names no evidence.
+    pub related_quoted: Option<bool>,
     /// `None` when not answered.
     pub other_document: Option<bool>,
 }
@@ -45,6 +47,10 @@ pub struct AnswerRates {
     pub quoted_of: usize,
     /// Of the answered questions, how many quote a document that is not relevant.
     pub other_document: f64,
+    /// Of the unsure questions with an evidence phrase, how many show it as
+    /// the sentence of a related passage (what the chat highlights).
+    pub related_quoted: f64,
+    pub related_quoted_of: usize,
 }
 
 fn document_of(spec: &str) -> &str {
@@ -58,18 +64,25 @@ fn squeeze(text: &str) -> String {
 /// What `item` (answerable) looks like with `retrieval`'s outcome and passages.
 pub fn seen(item: &GoldenItem, retrieval: &Retrieval) -> Seen {
     let outcome = retrieval.relevance.outcome;
-    let relevant = |block: &ContextBlock| item.relevant.iter().any(|spec| document_of(spec) == block.source);
+    let relevant = |source: &str| item.relevant.iter().any(|spec| document_of(spec) == source);
+    let holds_evidence = |text: &str| item.evidence.as_deref().map(|e| squeeze(text).contains(&squeeze(e)));
+    let question = Question::new(&item.query, None).as_judged(&retrieval.relevance);
     let blocks = &retrieval.context.blocks;
-    let mut seen = Seen { lang: item.lang.clone().unwrap_or_else(|| "-".into()), outcome, shown: false, quoted: None, other_document: None };
+    let mut seen =
+        Seen { lang: item.lang.clone().unwrap_or_else(|| "-".into()), outcome, shown: false, quoted: None, related_quoted: None, other_document: None };
     match outcome {
         Outcome::Refused => {}
-        Outcome::Unsure => seen.shown = retrieval.related_blocks(RELATED_SHOWN).into_iter().any(|(b, _)| relevant(b)),
+        Outcome::Unsure => {
+            let related = related_passages(&question, retrieval);
+            seen.shown = related.iter().any(|r| relevant(&r.passage.source));
+            seen.related_quoted = holds_evidence(&related.iter().map(|r| r.snippet.as_str()).collect::<Vec<_>>().join("\n"));
+        }
         Outcome::Answered => {
-            let Some(extract) = extract_answer(&Question::new(&item.query, None).as_judged(&retrieval.relevance), blocks) else { return seen };
+            let Some(extract) = extract_answer(&question, blocks) else { return seen };
             let cited: Vec<&ContextBlock> = extract.cited.iter().filter_map(|label| blocks.iter().find(|b| &b.label == label)).collect();
-            seen.shown = cited.iter().any(|b| relevant(b));
-            seen.other_document = Some(cited.iter().any(|b| !relevant(b)));
-            seen.quoted = item.evidence.as_deref().map(|e| squeeze(&extract.text).contains(&squeeze(e)));
+            seen.shown = cited.iter().any(|b| relevant(&b.source));
+            seen.other_document = Some(cited.iter().any(|b| !relevant(&b.source)));
+            seen.quoted = holds_evidence(&extract.text);
         }
     }
     seen
@@ -90,6 +103,7 @@ fn rates_of(group: &[&Seen]) -> AnswerRates {
     let count = |keep: &dyn Fn(&Seen) -> bool| group.iter().filter(|s| keep(s)).count();
     let answered = count(&|s| s.outcome == Outcome::Answered);
     let quoted_of = count(&|s| s.quoted.is_some());
+    let related_quoted_of = count(&|s| s.related_quoted.is_some());
     AnswerRates {
         questions: group.len(),
         answered: share(answered, group.len()),
@@ -99,6 +113,8 @@ fn rates_of(group: &[&Seen]) -> AnswerRates {
         quoted: share(count(&|s| s.quoted == Some(true)), quoted_of),
         quoted_of,
         other_document: share(count(&|s| s.other_document == Some(true)), answered),
+        related_quoted: share(count(&|s| s.related_quoted == Some(true)), related_quoted_of),
+        related_quoted_of,
     }
 }
 
@@ -107,7 +123,8 @@ mod tests {
     use super::*;
 
     fn one(lang: &str, outcome: Outcome, shown: bool, quoted: Option<bool>, other_document: Option<bool>) -> Seen {
-        Seen { lang: lang.into(), outcome, shown, quoted, other_document }
+        let (quoted, related_quoted) = if outcome == Outcome::Unsure { (None, quoted) } else { (quoted, None) };
+        Seen { lang: lang.into(), outcome, shown, quoted, related_quoted, other_document }
     }
 
     #[test]
@@ -115,13 +132,15 @@ mod tests {
         let seen = [
             one("en", Outcome::Answered, true, Some(true), Some(false)),
             one("en", Outcome::Answered, true, None, Some(true)),
-            one("en", Outcome::Unsure, true, None, None),
+            one("en", Outcome::Unsure, true, Some(false), None),
+            one("en", Outcome::Unsure, false, None, None),
             one("zh", Outcome::Refused, false, None, None),
         ];
         let by = rates(&seen);
         let en = &by["en"];
-        assert_eq!((en.questions, en.answered, en.unsure, en.refused), (3, 0.667, 0.333, 0.0));
-        assert_eq!((en.shown, en.quoted, en.quoted_of, en.other_document), (1.0, 1.0, 1, 0.5));
-        assert_eq!((by["all"].questions, by["all"].refused, by["zh"].shown), (4, 0.25, 0.0));
+        assert_eq!((en.questions, en.answered, en.unsure, en.refused), (4, 0.5, 0.5, 0.0));
+        assert_eq!((en.shown, en.quoted, en.quoted_of, en.other_document), (0.75, 1.0, 1, 0.5));
+        assert_eq!((en.related_quoted, en.related_quoted_of), (0.0, 1), "only the unsure question with evidence counts");
+        assert_eq!((by["all"].questions, by["all"].refused, by["zh"].shown), (5, 0.2, 0.0));
     }
 }
