@@ -122,13 +122,9 @@ pub struct RelatedPassage {
 /// its sentence closest to the question (the extractive scorer's pick). A
 /// passage in the other language shows its sentence closest to the question crossed word for word.
 pub fn related_passages(question: &Question, retrieval: &Retrieval) -> Vec<RelatedPassage> {
-    retrieval
-        .related_blocks(RELATED_PASSAGES)
+    super::extractive::related_reading(question, retrieval, RELATED_PASSAGES)
         .into_iter()
-        .map(|(b, crossed)| {
-            let asked = crossed.map(|c| question.translated(c));
-            RelatedPassage { passage: Citation::from(b), snippet: super::extractive::closest_sentence(asked.as_ref().unwrap_or(question), b) }
-        })
+        .map(|r| RelatedPassage { passage: Citation::from(r.block), snippet: r.sentence })
         .collect()
 }
 

@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use super::question::Question;
 use crate::language::Language;
 use crate::retrieve::context::sentences;
-use crate::retrieve::ContextBlock;
+use crate::retrieve::{ContextBlock, Retrieval};
 use crate::segment::{is_cjk, is_everyday, tokens};
 
 /// Passages whose sentences are candidates.
@@ -306,9 +306,56 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
 }
 
+/// Passages of the context whose sentences may pick the related reading.
+const RELATED_CANDIDATES: usize = 6;
+
+/// A passage offered as related reading, and its sentence closest to the question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related<'r> {
+    pub block: &'r ContextBlock,
+    /// The question crossed word for word, for a passage in the other language.
+    pub crossed: Option<&'r str>,
+    pub sentence: String,
+}
+
+/// The passages an unsure outcome offers as related reading, at most `n`
+/// ([`Retrieval::related_blocks`]): of the first passages of the context,
+/// those whose best sentence answers the question best (the scorer weighs
+/// retrieval's order too), in that order, each showing that sentence; a
+/// passage in the other language keeps its place and shows its sentence
+/// closest to the question crossed word for word.
+pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usize) -> Vec<Related<'r>> {
+    let closest = retrieval.related_blocks(n);
+    let crossed: Vec<Related> = closest
+        .iter()
+        .filter_map(|&(block, crossed)| crossed.map(|c| Related { block, crossed: Some(c), sentence: closest_sentence(&question.translated(c), block) }))
+        .collect();
+    if crossed.len() == closest.len() {
+        return crossed;
+    }
+    let pool: Vec<&ContextBlock> = retrieval.context.blocks.iter().take(RELATED_CANDIDATES).collect();
+    let scored = score_sentences(question, &pool);
+    let mut best_of: Vec<Option<&ScoredSentence>> = vec![None; pool.len()];
+    for s in &scored {
+        if best_of[s.block].is_none_or(|b| s.score > b.score) {
+            best_of[s.block] = Some(s);
+        }
+    }
+    let score = |i: usize| best_of[i].map_or(f32::MIN, |s| s.score);
+    let mut order: Vec<usize> = (0..pool.len()).filter(|&i| !crossed.iter().any(|c| c.block.shares_chunks(pool[i]))).collect();
+    order.sort_by(|a, b| score(*b).total_cmp(&score(*a)));
+    let mut related: Vec<Related> = order
+        .into_iter()
+        .take(n - crossed.len())
+        .map(|i| Related { block: pool[i], crossed: None, sentence: shorten(best_of[i].map_or(pool[i].text.trim(), |s| s.text)) })
+        .collect();
+    related.extend(crossed);
+    related
+}
+
 /// The sentence of `block` that best answers `question` (its first when
-/// none matches), shortened: what a related passage shows.
-pub fn closest_sentence(question: &Question, block: &ContextBlock) -> String {
+/// none matches), shortened.
+fn closest_sentence(question: &Question, block: &ContextBlock) -> String {
     let scored = score_sentences(question, &[block]);
     shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text))
 }
@@ -474,6 +521,39 @@ pub(crate) mod tests {
         blocks.push(block("S5", "Lorikeet > Lifespan", "They live around 15 to 20 years."));
         let got = extract_answer(&asked("How long do lorikeets live?"), &blocks).unwrap();
         assert_eq!(got.cited, ["S5"], "{}", got.text);
+    }
+
+    #[test]
+    fn related_reading_is_the_passages_whose_best_sentence_answers_best() {
+        use crate::retrieve::{calibration::Outcome, Context, OtherLanguage, Relevance, Trace};
+        let page = |label: &str, id: i64, text: &str| ContextBlock { chunk_ids: vec![id], ..block(label, "Kettle > Care", text) };
+        let blocks = vec![
+            page("S1", 1, "The kettle has a blue light. It is made of steel."),
+            page("S2", 2, "Keep the cord dry. Never immerse the base."),
+            page("S3", 3, "The lid opens with a button."),
+            page("S4", 4, "Descale the kettle every four weeks with citric acid. Rinse it twice."),
+        ];
+        let mut retrieval = Retrieval {
+            hits: Vec::new(),
+            context: Context { blocks, ..Context::default() },
+            trace: Trace::default(),
+            relevance: Relevance::stub(Outcome::Unsure, 0.5),
+            other_language: None,
+        };
+        let shown = |r: &Retrieval| {
+            related_reading(&asked("how often should I descale it"), r, 3)
+                .into_iter()
+                .map(|r| (r.block.label.clone(), r.crossed.is_some(), r.sentence))
+                .collect::<Vec<_>>()
+        };
+        let got = shown(&retrieval);
+        assert_eq!(got[0], ("S4".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
+        assert_eq!(got.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(), ["S4", "S1", "S2"], "then retrieval's order among equals");
+        retrieval.other_language =
+            Some(OtherLanguage { query: "除垢".into(), blocks: vec![page("S5", 5, "每四周用柠檬酸除垢一次。")], alone: false });
+        let got = shown(&retrieval);
+        assert_eq!(got.last().unwrap(), &("S5".into(), true, "每四周用柠檬酸除垢一次。".into()), "the other language keeps its place");
+        assert_eq!(got[0].0, "S4");
     }
 
     #[test]

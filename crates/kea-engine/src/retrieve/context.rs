@@ -35,6 +35,13 @@ pub struct ContextBlock {
     pub names: Vec<String>,
 }
 
+impl ContextBlock {
+    /// Whether `other` shows a chunk this block shows.
+    pub fn shares_chunks(&self, other: &ContextBlock) -> bool {
+        self.chunk_ids.iter().any(|id| other.chunk_ids.contains(id))
+    }
+}
+
 /// The assembled context.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Context {

@@ -221,9 +221,7 @@ impl Retrieval {
             return crossed.take(n).collect();
         }
         let mut related: Vec<(&ContextBlock, Option<&str>)> = self.context.blocks.iter().take(n.saturating_sub(1)).map(|b| (b, None)).collect();
-        let overlaps =
-            |b: &ContextBlock, related: &[(&ContextBlock, Option<&str>)]| related.iter().any(|(r, _)| r.chunk_ids.iter().any(|id| b.chunk_ids.contains(id)));
-        match crossed.clone().find(|(b, _)| !overlaps(b, &related)) {
+        match crossed.clone().find(|(b, _)| !related.iter().any(|(r, _)| r.shares_chunks(b))) {
             Some(first) => related.push(first),
             None => related.extend(self.context.blocks.get(n.saturating_sub(1)).map(|b| (b, None))),
         }
