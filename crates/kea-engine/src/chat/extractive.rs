@@ -318,39 +318,49 @@ pub struct Related<'r> {
     pub sentence: String,
 }
 
-/// The passages an unsure outcome offers as related reading, at most `n`
-/// ([`Retrieval::related_blocks`]): of the first passages of the context,
-/// those whose best sentence answers the question best (the scorer weighs
-/// retrieval's order too), in that order, each showing that sentence; a
-/// passage in the other language keeps its place and shows its sentence
-/// closest to the question crossed word for word.
+/// The passages an unsure outcome offers as related reading, at most `n`:
+/// of the first passages of the context, those whose best sentence answers
+/// the question best (the scorer weighs retrieval's order too), each
+/// showing that sentence. When the question was crossed word for word into
+/// the folder's other language ([`Retrieval::other_language`]), the best
+/// passage it found that is not shown yet takes the last place (or every
+/// place, when only those are related); a passage in the other language
+/// shows its sentence closest to the crossed words.
 pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usize) -> Vec<Related<'r>> {
-    let closest = retrieval.related_blocks(n);
-    let crossed: Vec<Related> = closest
-        .iter()
-        .filter_map(|&(block, crossed)| crossed.map(|c| Related { block, crossed: Some(c), sentence: closest_sentence(&question.translated(c), block) }))
-        .collect();
-    if crossed.len() == closest.len() {
-        return crossed;
+    let other = retrieval.other_language.as_ref();
+    let crossing = other.map(|o| (o.query.as_str(), question.translated(&o.query)));
+    let related = |block: &'r ContextBlock, crossed: Option<&'r str>| {
+        let asked = crossing.as_ref().filter(|_| Language::of_text(&block.text) != question.language).map(|(_, q)| q);
+        Related { block, crossed, sentence: closest_sentence(asked.unwrap_or(question), block) }
+    };
+    if let Some(o) = other.filter(|o| o.alone) {
+        return o.blocks.iter().take(n).map(|b| related(b, Some(o.query.as_str()))).collect();
     }
     let pool: Vec<&ContextBlock> = retrieval.context.blocks.iter().take(RELATED_CANDIDATES).collect();
     let scored = score_sentences(question, &pool);
-    let mut best_of: Vec<Option<&ScoredSentence>> = vec![None; pool.len()];
+    let mut best: Vec<Option<&ScoredSentence>> = vec![None; pool.len()];
     for s in &scored {
-        if best_of[s.block].is_none_or(|b| s.score > b.score) {
-            best_of[s.block] = Some(s);
+        if best[s.block].is_none_or(|b| s.score > b.score) {
+            best[s.block] = Some(s);
         }
     }
-    let score = |i: usize| best_of[i].map_or(f32::MIN, |s| s.score);
-    let mut order: Vec<usize> = (0..pool.len()).filter(|&i| !crossed.iter().any(|c| c.block.shares_chunks(pool[i]))).collect();
+    let score = |i: usize| best[i].map_or(f32::MIN, |s| s.score);
+    let mut order: Vec<usize> = (0..pool.len()).collect();
     order.sort_by(|a, b| score(*b).total_cmp(&score(*a)));
-    let mut related: Vec<Related> = order
-        .into_iter()
-        .take(n - crossed.len())
-        .map(|i| Related { block: pool[i], crossed: None, sentence: shorten(best_of[i].map_or(pool[i].text.trim(), |s| s.text)) })
-        .collect();
-    related.extend(crossed);
-    related
+    // A passage it can read shows its best sentence; one in the other language, the crossed words'.
+    let own = |i: usize| match best[i].filter(|_| Language::of_text(&pool[i].text) == question.language) {
+        Some(s) => Related { block: pool[i], crossed: None, sentence: shorten(s.text) },
+        None => related(pool[i], None),
+    };
+    let mut chosen: Vec<Related> = order.iter().take(n.saturating_sub(other.map_or(0, |_| 1))).map(|&i| own(i)).collect();
+    if let Some(o) = other {
+        match o.blocks.iter().find(|b| !chosen.iter().any(|r| r.block.shares_chunks(b))) {
+            Some(b) => chosen.push(related(b, Some(o.query.as_str()))),
+            None => chosen.extend(order.get(chosen.len()).map(|&i| own(i))),
+        }
+    }
+    chosen.truncate(n);
+    chosen
 }
 
 /// The sentence of `block` that best answers `question` (its first when
@@ -546,14 +556,24 @@ pub(crate) mod tests {
                 .map(|r| (r.block.label.clone(), r.crossed.is_some(), r.sentence))
                 .collect::<Vec<_>>()
         };
+        let labels = |r: &Retrieval| shown(r).into_iter().map(|(label, crossed, _)| (label, crossed)).collect::<Vec<_>>();
         let got = shown(&retrieval);
         assert_eq!(got[0], ("S4".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
-        assert_eq!(got.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(), ["S4", "S1", "S2"], "then retrieval's order among equals");
-        retrieval.other_language =
-            Some(OtherLanguage { query: "除垢".into(), blocks: vec![page("S5", 5, "每四周用柠檬酸除垢一次。")], alone: false });
+        assert_eq!(labels(&retrieval), [("S4".into(), false), ("S1".into(), false), ("S2".into(), false)], "then retrieval's order among equals");
+        let crossed = |blocks: Vec<ContextBlock>, alone: bool| Some(OtherLanguage { query: "除垢".into(), blocks, alone });
+        retrieval.other_language = crossed(vec![page("S5", 5, "水壶要放稳。每四周用柠檬酸除垢一次。"), page("S6", 6, "除垢后冲洗。")], false);
         let got = shown(&retrieval);
-        assert_eq!(got.last().unwrap(), &("S5".into(), true, "每四周用柠檬酸除垢一次。".into()), "the other language keeps its place");
-        assert_eq!(got[0].0, "S4");
+        assert_eq!(
+            got[2],
+            ("S5".into(), true, "每四周用柠檬酸除垢一次。".into()),
+            "the other language's best takes the last place, its sentence by the crossed words"
+        );
+        assert_eq!(labels(&retrieval)[..2], [("S4".into(), false), ("S1".into(), false)]);
+        retrieval.context.blocks[1] = page("S2", 5, "水壶要放稳。每四周用柠檬酸除垢一次。");
+        retrieval.context.blocks.swap(0, 1);
+        assert_eq!(labels(&retrieval)[2], ("S6".into(), true), "one already shown is not offered twice");
+        retrieval.other_language = crossed(vec![page("S5", 5, "每四周除垢一次。"), page("S6", 6, "除垢后冲洗。")], true);
+        assert_eq!(labels(&retrieval), [("S5".into(), true), ("S6".into(), true)], "a refusal turned unsure offers only them");
     }
 
     #[test]

@@ -208,28 +208,6 @@ pub struct OtherLanguage {
     pub alone: bool,
 }
 
-impl Retrieval {
-    /// The passages an unsure outcome offers as related reading, at most
-    /// `n`, each with the question crossed word for word when it is in the
-    /// other language: the closest ones, the last place given to the best
-    /// passage in the other language when there is one; only those when
-    /// they alone are related.
-    pub fn related_blocks(&self, n: usize) -> Vec<(&ContextBlock, Option<&str>)> {
-        let Some(other) = &self.other_language else { return self.context.blocks.iter().take(n).map(|b| (b, None)).collect() };
-        let crossed = other.blocks.iter().map(|b| (b, Some(other.query.as_str())));
-        if other.alone {
-            return crossed.take(n).collect();
-        }
-        let mut related: Vec<(&ContextBlock, Option<&str>)> = self.context.blocks.iter().take(n.saturating_sub(1)).map(|b| (b, None)).collect();
-        match crossed.clone().find(|(b, _)| !related.iter().any(|(r, _)| r.shares_chunks(b))) {
-            Some(first) => related.push(first),
-            None => related.extend(self.context.blocks.get(n.saturating_sub(1)).map(|b| (b, None))),
-        }
-        related.truncate(n);
-        related
-    }
-}
-
 /// Query normalisation: full-width ASCII to half-width, white space folded.
 pub fn prepare_query(query: &str) -> String {
     let folded: String = query
@@ -325,26 +303,5 @@ mod tests {
         assert!(!RetrievalConfig::from_json_strict(r#"{"mmr": false}"#).unwrap().mmr);
         let retired: RetrievalConfig = serde_json::from_str(r#"{"retired_knob": 3, "top_k": 4}"#).unwrap();
         assert_eq!(retired.top_k, 4, "inside the settings file a retired key is ignored");
-    }
-
-    #[test]
-    fn a_passage_in_the_other_language_takes_the_last_related_place_or_all_when_alone() {
-        let block = |label: &str, id: i64| ContextBlock { chunk_ids: vec![id], ..crate::chat::extractive::tests::block(label, "Page", "Text.") };
-        let unsure = calibration::Outcome::Unsure;
-        let mut retrieval = Retrieval {
-            hits: Vec::new(),
-            context: Context { blocks: vec![block("S1", 1), block("S2", 2), block("S3", 3)], ..Context::default() },
-            trace: Trace::default(),
-            relevance: Relevance::stub(unsure, 0.5),
-            other_language: None,
-        };
-        let labels = |r: &Retrieval| r.related_blocks(3).into_iter().map(|(b, crossed)| (b.label.clone(), crossed.is_some())).collect::<Vec<_>>();
-        assert_eq!(labels(&retrieval), [("S1".into(), false), ("S2".into(), false), ("S3".into(), false)]);
-        retrieval.other_language = Some(OtherLanguage { query: "茶壶".into(), blocks: vec![block("S4", 4), block("S5", 5)], alone: false });
-        assert_eq!(labels(&retrieval), [("S1".into(), false), ("S2".into(), false), ("S4".into(), true)]);
-        retrieval.other_language = Some(OtherLanguage { query: "茶壶".into(), blocks: vec![block("S4", 2)], alone: false });
-        assert_eq!(labels(&retrieval), [("S1".into(), false), ("S2".into(), false), ("S3".into(), false)], "one already shown is not offered twice");
-        retrieval.other_language = Some(OtherLanguage { query: "茶壶".into(), blocks: vec![block("S4", 4), block("S5", 5)], alone: true });
-        assert_eq!(labels(&retrieval), [("S4".into(), true), ("S5".into(), true)], "a refusal turned unsure offers only them");
     }
 }
