@@ -319,9 +319,9 @@ pub struct Related<'r> {
 }
 
 /// The passages an unsure outcome offers as related reading, at most `n`:
-/// of the first passages of the context, those whose best sentence answers
-/// the question best (the scorer weighs retrieval's order too), each
-/// showing that sentence. When the question was crossed word for word into
+/// retrieval's best passage, then of the next ones those whose best
+/// sentence answers the question best (the scorer weighs retrieval's order
+/// too), each showing that sentence. When the question was crossed word for word into
 /// the folder's other language ([`Retrieval::other_language`]), the best
 /// passage it found that is not shown yet takes the last place (or every
 /// place, when only those are related); a passage in the other language
@@ -345,8 +345,11 @@ pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usi
         }
     }
     let score = |i: usize| best[i].map_or(f32::MIN, |s| s.score);
+    // Retrieval's best passage keeps the first place; the scorer orders the rest.
     let mut order: Vec<usize> = (0..pool.len()).collect();
-    order.sort_by(|a, b| score(*b).total_cmp(&score(*a)));
+    if let Some(rest) = order.get_mut(1..) {
+        rest.sort_by(|a, b| score(*b).total_cmp(&score(*a)));
+    }
     // A passage it can read shows its best sentence; one in the other language, the crossed words'.
     let own = |i: usize| match best[i].filter(|_| Language::of_text(&pool[i].text) == question.language) {
         Some(s) => Related { block: pool[i], crossed: None, sentence: shorten(s.text) },
@@ -558,8 +561,12 @@ pub(crate) mod tests {
         };
         let labels = |r: &Retrieval| shown(r).into_iter().map(|(label, crossed, _)| (label, crossed)).collect::<Vec<_>>();
         let got = shown(&retrieval);
-        assert_eq!(got[0], ("S4".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
-        assert_eq!(labels(&retrieval), [("S4".into(), false), ("S1".into(), false), ("S2".into(), false)], "then retrieval's order among equals");
+        assert_eq!(got[1], ("S4".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
+        assert_eq!(
+            labels(&retrieval),
+            [("S1".into(), false), ("S4".into(), false), ("S2".into(), false)],
+            "retrieval's best first; the rest by their sentences, then retrieval's order"
+        );
         let crossed = |blocks: Vec<ContextBlock>, alone: bool| Some(OtherLanguage { query: "除垢".into(), blocks, alone });
         retrieval.other_language = crossed(vec![page("S5", 5, "水壶要放稳。每四周用柠檬酸除垢一次。"), page("S6", 6, "除垢后冲洗。")], false);
         let got = shown(&retrieval);
@@ -568,7 +575,7 @@ pub(crate) mod tests {
             ("S5".into(), true, "每四周用柠檬酸除垢一次。".into()),
             "the other language's best takes the last place, its sentence by the crossed words"
         );
-        assert_eq!(labels(&retrieval)[..2], [("S4".into(), false), ("S1".into(), false)]);
+        assert_eq!(labels(&retrieval)[..2], [("S1".into(), false), ("S4".into(), false)]);
         retrieval.context.blocks[1] = page("S2", 5, "水壶要放稳。每四周用柠檬酸除垢一次。");
         retrieval.context.blocks.swap(0, 1);
         assert_eq!(labels(&retrieval)[2], ("S6".into(), true), "one already shown is not offered twice");
