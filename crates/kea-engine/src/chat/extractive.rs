@@ -14,8 +14,9 @@
 //! the same document, when it best answers another ask of a question that
 //! joins several, or when it is the best about another subject the
 //! question names; a sentence that leans on the one before ("They…")
-//! brings that one along. The same scorer picks the sentence shown for a
-//! related passage. Also used to quote the passage behind an identification.
+//! brings that one along. The same scorer picks the sentence each passage
+//! of an unsure outcome's related reading shows ([`related_reading`]). Also
+//! used to quote the passage behind an identification.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -306,9 +307,6 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
 }
 
-/// Passages of the context whose sentences may pick the related reading.
-const RELATED_CANDIDATES: usize = 6;
-
 /// A passage offered as related reading, and its sentence closest to the question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Related<'r> {
@@ -318,51 +316,31 @@ pub struct Related<'r> {
     pub sentence: String,
 }
 
-/// The passages an unsure outcome offers as related reading, at most `n`:
-/// retrieval's best passage, then of the next ones those whose best
-/// sentence answers the question best (the scorer weighs retrieval's order
-/// too), each showing that sentence. When the question was crossed word for word into
-/// the folder's other language ([`Retrieval::other_language`]), the best
-/// passage it found that is not shown yet takes the last place (or every
-/// place, when only those are related); a passage in the other language
-/// shows its sentence closest to the crossed words.
+/// The passages an unsure outcome offers as related reading, at most `n`,
+/// in retrieval's order, each showing its sentence that best answers the
+/// question. When the question was crossed word for word into the folder's
+/// other language ([`Retrieval::other_language`]), the best passage it
+/// found that is not shown yet takes the last place (or every place, when
+/// only those are related); a passage in the other language shows its
+/// sentence closest to the crossed words, which its words can be compared with.
 pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usize) -> Vec<Related<'r>> {
     let other = retrieval.other_language.as_ref();
-    let crossing = other.map(|o| (o.query.as_str(), question.translated(&o.query)));
+    let crossing = other.map(|o| question.translated(&o.query));
     let related = |block: &'r ContextBlock, crossed: Option<&'r str>| {
-        let asked = crossing.as_ref().filter(|_| Language::of_text(&block.text) != question.language).map(|(_, q)| q);
+        let asked = crossing.as_ref().filter(|_| Language::of_text(&block.text) != question.language);
         Related { block, crossed, sentence: closest_sentence(asked.unwrap_or(question), block) }
     };
     if let Some(o) = other.filter(|o| o.alone) {
         return o.blocks.iter().take(n).map(|b| related(b, Some(o.query.as_str()))).collect();
     }
-    let pool: Vec<&ContextBlock> = retrieval.context.blocks.iter().take(RELATED_CANDIDATES).collect();
-    let scored = score_sentences(question, &pool);
-    let mut best: Vec<Option<&ScoredSentence>> = vec![None; pool.len()];
-    for s in &scored {
-        if best[s.block].is_none_or(|b| s.score > b.score) {
-            best[s.block] = Some(s);
-        }
-    }
-    let score = |i: usize| best[i].map_or(f32::MIN, |s| s.score);
-    // Retrieval's best passage keeps the first place; the scorer orders the rest.
-    let mut order: Vec<usize> = (0..pool.len()).collect();
-    if let Some(rest) = order.get_mut(1..) {
-        rest.sort_by(|a, b| score(*b).total_cmp(&score(*a)));
-    }
-    // A passage it can read shows its best sentence; one in the other language, the crossed words'.
-    let own = |i: usize| match best[i].filter(|_| Language::of_text(&pool[i].text) == question.language) {
-        Some(s) => Related { block: pool[i], crossed: None, sentence: shorten(s.text) },
-        None => related(pool[i], None),
-    };
-    let mut chosen: Vec<Related> = order.iter().take(n.saturating_sub(other.map_or(0, |_| 1))).map(|&i| own(i)).collect();
+    let blocks = &retrieval.context.blocks;
+    let mut chosen: Vec<Related> = blocks.iter().take(n.saturating_sub(other.map_or(0, |_| 1))).map(|b| related(b, None)).collect();
     if let Some(o) = other {
         match o.blocks.iter().find(|b| !chosen.iter().any(|r| r.block.shares_chunks(b))) {
             Some(b) => chosen.push(related(b, Some(o.query.as_str()))),
-            None => chosen.extend(order.get(chosen.len()).map(|&i| own(i))),
+            None => chosen.extend(blocks.get(chosen.len()).map(|b| related(b, None))),
         }
     }
-    chosen.truncate(n);
     chosen
 }
 
@@ -537,14 +515,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn related_reading_is_the_passages_whose_best_sentence_answers_best() {
+    fn related_reading_shows_each_passages_answering_sentence_and_the_other_languages_best_last() {
         use crate::retrieve::{calibration::Outcome, Context, OtherLanguage, Relevance, Trace};
         let page = |label: &str, id: i64, text: &str| ContextBlock { chunk_ids: vec![id], ..block(label, "Kettle > Care", text) };
         let blocks = vec![
-            page("S1", 1, "The kettle has a blue light. It is made of steel."),
+            page("S1", 1, "The kettle has a blue light. Descale the kettle every four weeks with citric acid."),
             page("S2", 2, "Keep the cord dry. Never immerse the base."),
             page("S3", 3, "The lid opens with a button."),
-            page("S4", 4, "Descale the kettle every four weeks with citric acid. Rinse it twice."),
         ];
         let mut retrieval = Retrieval {
             hits: Vec::new(),
@@ -561,12 +538,8 @@ pub(crate) mod tests {
         };
         let labels = |r: &Retrieval| shown(r).into_iter().map(|(label, crossed, _)| (label, crossed)).collect::<Vec<_>>();
         let got = shown(&retrieval);
-        assert_eq!(got[1], ("S4".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
-        assert_eq!(
-            labels(&retrieval),
-            [("S1".into(), false), ("S4".into(), false), ("S2".into(), false)],
-            "retrieval's best first; the rest by their sentences, then retrieval's order"
-        );
+        assert_eq!(got[0], ("S1".into(), false, "Descale the kettle every four weeks with citric acid.".into()), "{got:?}");
+        assert_eq!(labels(&retrieval), [("S1".into(), false), ("S2".into(), false), ("S3".into(), false)], "retrieval's order");
         let crossed = |blocks: Vec<ContextBlock>, alone: bool| Some(OtherLanguage { query: "除垢".into(), blocks, alone });
         retrieval.other_language = crossed(vec![page("S5", 5, "水壶要放稳。每四周用柠檬酸除垢一次。"), page("S6", 6, "除垢后冲洗。")], false);
         let got = shown(&retrieval);
@@ -575,10 +548,14 @@ pub(crate) mod tests {
             ("S5".into(), true, "每四周用柠檬酸除垢一次。".into()),
             "the other language's best takes the last place, its sentence by the crossed words"
         );
-        assert_eq!(labels(&retrieval)[..2], [("S1".into(), false), ("S4".into(), false)]);
         retrieval.context.blocks[1] = page("S2", 5, "水壶要放稳。每四周用柠檬酸除垢一次。");
-        retrieval.context.blocks.swap(0, 1);
-        assert_eq!(labels(&retrieval)[2], ("S6".into(), true), "one already shown is not offered twice");
+        let got = shown(&retrieval);
+        assert_eq!(
+            got[1],
+            ("S2".into(), false, "每四周用柠檬酸除垢一次。".into()),
+            "a passage in the other language among the closest shows the crossed words' sentence"
+        );
+        assert_eq!(got[2].0, "S6", "one already shown is not offered twice");
         retrieval.other_language = crossed(vec![page("S5", 5, "每四周除垢一次。"), page("S6", 6, "除垢后冲洗。")], true);
         assert_eq!(labels(&retrieval), [("S5".into(), true), ("S6".into(), true)], "a refusal turned unsure offers only them");
     }
