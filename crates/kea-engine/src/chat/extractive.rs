@@ -556,6 +556,8 @@ pub(crate) mod tests {
             "a passage in the other language among the closest shows the crossed words' sentence"
         );
         assert_eq!(got[2].0, "S6", "one already shown is not offered twice");
+        retrieval.other_language = crossed(vec![page("S5", 5, "每四周除垢一次。")], false);
+        assert_eq!(labels(&retrieval)[2], ("S3".into(), false), "none left to offer: the next closest");
         retrieval.other_language = crossed(vec![page("S5", 5, "每四周除垢一次。"), page("S6", 6, "除垢后冲洗。")], true);
         assert_eq!(labels(&retrieval), [("S5".into(), true), ("S6".into(), true)], "a refusal turned unsure offers only them");
     }
