@@ -58,16 +58,16 @@ def main() -> None:
         data = os.path.join(args.work, name)
         kea(args, folder, data, "index", "--json")
         signals = os.path.join(args.work, name + ".signals.jsonl")
-        kea(args, folder, data, "eval", *golden, "--signals-out", signals, "--label", name)
+        kea(args, folder, data, "eval", *golden, "--signals-out", signals, "--label", name, "--force")
         signal_files.append(signals)
     use = args.use
     if args.fit:
         sample = os.path.join(args.work, "sample")
-        print(kea(args, os.path.join(ROOT, "knowledge"), sample, "eval", *signal_files, "--calibrate", "--from-signals", "--out", args.fit))
+        print(kea(args, os.path.join(ROOT, "knowledge"), sample, "eval", *signal_files, "--calibrate", "--from-signals", "--out", args.fit, "--force"))
         use = args.fit
     full = os.path.join(args.work, "full.json")
     with open(full, "w") as f:
-        f.write("{}")
+        f.write('{"compare_sentences": true}')
     figures = {}
     for name, folder, golden in collections():
         data = os.path.join(args.work, name)

@@ -35,6 +35,8 @@ mod index;
 mod keakb;
 #[path = "integration/keys.rs"]
 mod keys;
+#[path = "integration/language_model.rs"]
+mod language_model;
 #[path = "integration/locks.rs"]
 mod locks;
 #[path = "integration/mcp.rs"]

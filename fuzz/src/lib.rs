@@ -138,6 +138,48 @@ pub fn model_ids_and_paths(data: &[u8]) {
     }
 }
 
+/// The answer path over any question and passages (`|` separates the
+/// question, the passages and, last, a language model's reply): the
+/// extractive answer, an unsure outcome's related reading (with passages
+/// crossed into the other language), the sentences a model reads and its
+/// reply judged. Passages alternate between two documents, so sentences
+/// repeat and overlap; empty and one-character sentences come as they are.
+pub fn answer_text(data: &[u8]) {
+    use kea_engine::chat::{answer::related_passages, extractive::extract_answer, reading::Reading, Question};
+    use kea_engine::retrieve::{calibration::Outcome, Context, ContextBlock, OtherLanguage, Relevance, Trace};
+    let text = String::from_utf8_lossy(data);
+    let parts: Vec<&str> = text.split('|').collect();
+    let (question, reply) = (parts[0], if parts.len() > 2 { parts[parts.len() - 1] } else { "" });
+    let blocks: Vec<ContextBlock> = parts[1..parts.len().saturating_sub(1).max(1)]
+        .iter()
+        .enumerate()
+        .map(|(i, passage)| ContextBlock {
+            label: format!("S{}", i + 1),
+            source: format!("doc{}.md", i % 2),
+            heading_path: passage.split_whitespace().next().unwrap_or_default().to_string(),
+            page: None,
+            chunk_ids: vec![i as i64 / 2],
+            text: passage.to_string(),
+            collection: None,
+            url: None,
+            sentence_similarity: Vec::new(),
+            names: if i % 3 == 0 { vec![question.chars().take(4).collect()] } else { Vec::new() },
+        })
+        .collect();
+    let asked = Question::new(question, Some(reply.chars().take(8).collect()));
+    let _ = extract_answer(&asked, &blocks);
+    let trace =
+        Trace { query: question.into(), prepared_query: question.into(), stages: vec![], fallbacks: vec![], total_ms: 0.0, relevance: None, passages: vec![] };
+    let other = OtherLanguage { query: reply.into(), blocks: blocks.iter().rev().cloned().collect(), alone: data.len().is_multiple_of(2) };
+    let context = Context { blocks: blocks.clone(), text: text.to_string(), estimated_tokens: 0 };
+    let retrieval = kea_engine::Retrieval { hits: vec![], context, trace, relevance: Relevance::stub(Outcome::Unsure, 0.5), other_language: Some(other) };
+    let related = related_passages(&asked, &retrieval);
+    assert!(related.len() <= 3, "at most three related passages");
+    let reading = Reading::of(&asked, &blocks);
+    let _ = reading.request(&asked, Some(question));
+    let _ = reading.judge(&asked, reply);
+}
+
 /// A fuzz target: takes any bytes, panics only on a defect.
 pub type Target = fn(&[u8]);
 
@@ -151,12 +193,85 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("model_ids_and_paths", model_ids_and_paths),
     ("html", html),
     ("delimited", delimited),
+    ("answer_text", answer_text),
 ];
+
+/// Generated inputs for [`answer_text`]: questions and passages built from
+/// sentences that repeat, overlap, lean on the one before, are empty or one
+/// character long, in both languages, and replies that are JSON or not.
+pub fn generated_answer_case(seed: u64) -> String {
+    const PIECES: &[&str] = &[
+        "",
+        "a",
+        ".",
+        "。",
+        "x.",
+        "They eat seeds.",
+        "It lives 15 years.",
+        "Kettles need descaling.",
+        "Steel kettles need descaling.",
+        "它们吃种子。",
+        "寿命约十五到二十年。",
+        "这",
+        "They.",
+        "[S2] see [S1].",
+        "How long?",
+        "They take citric acid every four weeks.",
+        "吃什么，能活多久",
+        "and how often",
+        "1.2 kg",
+        "\n",
+        "  ",
+        "它",
+        "Its tail.",
+        "who",
+        "？",
+    ];
+    const REPLIES: &[&str] = &[
+        r#"{"evidence": [1], "reply": "It lives 15 years."}"#,
+        r#"{"evidence": [], "reply": ""}"#,
+        r#"{"evidence": [99, 0, 2], "reply": "寿命约二十年"}"#,
+        "{",
+        r#"{"evidence": "x", "reply": 3}"#,
+        r#"{"evidence": [2, 2], "reply": "\u00e9 [S1]"}"#,
+    ];
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let sentence = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
+        let gap = if next(2) == 0 { " " } else { "" };
+        (0..count).map(|_| PIECES[next(PIECES.len())]).collect::<Vec<_>>().join(gap)
+    };
+    let words = 1 + next(3);
+    let question = sentence(words, &mut next);
+    let passages: Vec<String> = (0..next(6))
+        .map(|_| {
+            let count = next(7);
+            sentence(count, &mut next)
+        })
+        .collect();
+    let reply = REPLIES[next(REPLIES.len())];
+    format!("{question}|{}|{reply}", passages.join("|"))
+}
 
 #[cfg(test)]
 mod tests {
     use super::TARGETS;
     use std::path::Path;
+
+    /// `KEA_PROPERTY_CASES` generated cases (default 2,000; the note of
+    /// the release that added it ran ten million) through the answer path.
+    #[test]
+    fn generated_passages_never_panic_the_answer_path() {
+        let cases: u64 = std::env::var("KEA_PROPERTY_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2_000);
+        for seed in 0..cases {
+            super::answer_text(super::generated_answer_case(seed).as_bytes());
+        }
+    }
 
     #[test]
     fn every_target_runs_over_its_seeds_and_has_a_binary() {

@@ -187,7 +187,13 @@ fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
     let choice = kea_llm::auto_select(&settings)
         .unwrap_or_else(|e| kea_llm::LlmChoice { provider: Box::new(kea_llm::select::NoProvider), reason: format!("no language model: {e}") });
     let info = dto::LlmInfoDto { provider: choice.provider.describe(), reason: choice.reason.clone() };
-    *state.llm.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::from(choice.provider));
+    let provider: Arc<dyn kea_llm::Provider> = Arc::from(choice.provider);
+    if provider.kind() == kea_llm::ProviderKind::Embedded && provider.writes_answers() {
+        // The fixed part of every question's prompt, evaluated before the first question.
+        let warming = provider.clone();
+        std::thread::spawn(move || kea_engine::chat::reading::warm_up(warming.as_ref()));
+    }
+    *state.llm.write().unwrap_or_else(|p| p.into_inner()) = Some(provider);
     *state.llm_info.write().unwrap_or_else(|p| p.into_inner()) = Some(info.clone());
     let _ = app.emit("llm-ready", info);
 }

@@ -160,6 +160,14 @@ fn a_conversation_exports_as_markdown_with_its_citations_as_footnotes() {
     }
     let missing = sandbox.run(&["chat", "export", "999"]);
     assert!(!missing.status.success() && String::from_utf8_lossy(&missing.stderr).contains("conversation 999"));
+    // An existing file is replaced only when asked; a link to the live store is never written through.
+    let again = sandbox.run(&["chat", "export", &chat, "--out", file.to_str().unwrap()]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), markdown);
+    let link = sandbox.data.with_file_name("innocent.md");
+    std::os::unix::fs::symlink(sandbox.data.join("kea.sqlite3"), &link).unwrap();
+    let through = sandbox.run(&["chat", "export", &chat, "--out", link.to_str().unwrap(), "--force"]);
+    assert!(!through.status.success() && String::from_utf8_lossy(&through.stderr).contains("is a link"));
 
     let saved = sandbox.run(&["chat", "export", &chat, "--json"]);
     let saved: Value = serde_json::from_slice(&saved.stdout).unwrap();

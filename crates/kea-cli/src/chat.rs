@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use kea_engine::chat::router::{keyword_route, route, RouteContext};
 use kea_engine::chat::Question;
-use kea_engine::chat::{ChatEvent, ChatOptions, RouterMode};
+use kea_engine::chat::{AnswerPrompt, ChatEvent, ChatOptions, RouterMode};
 use kea_engine::settings::Settings;
 use kea_engine::{Engine, EngineConfig, RetrievalConfig};
 use kea_llm::{auto_select, LlmChoice, LlmSettings, ProviderPreference};
@@ -38,13 +38,34 @@ pub struct LlmArgs {
     /// the bundled SmolLM2).
     #[arg(long, env = "KEA_EMBEDDED_MODEL")]
     embedded: Option<String>,
-    /// llama.cpp generation threads (default: all cores but one).
+    /// llama.cpp generation threads (default: every core on a machine of four or fewer, else all but one).
     #[arg(long, env = "KEA_LLM_THREADS")]
     llm_threads: Option<usize>,
     /// auto (the LLM for servers, keyword rules for the tiny embedded models,
     /// which measured worse than the rules), llm, or keywords.
     #[arg(long, value_enum, default_value = "auto", env = "KEA_ROUTER")]
     router: Router,
+    /// How a model that writes answers is shown the evidence: auto (a few numbered
+    /// sentences for an embedded model, whole passages for a server), sentences or passages.
+    #[arg(long, value_enum, default_value = "auto", env = "KEA_ANSWER_PROMPT")]
+    prompt: Prompt,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Prompt {
+    Auto,
+    Sentences,
+    Passages,
+}
+
+impl From<Prompt> for AnswerPrompt {
+    fn from(prompt: Prompt) -> AnswerPrompt {
+        match prompt {
+            Prompt::Auto => AnswerPrompt::Auto,
+            Prompt::Sentences => AnswerPrompt::Sentences,
+            Prompt::Passages => AnswerPrompt::Passages,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -104,7 +125,7 @@ fn select(config: &EngineConfig, saved: &Settings, args: &LlmArgs) -> anyhow::Re
 pub(crate) fn answering(config: &EngineConfig, settings: &Settings, args: &LlmArgs, max_tokens: usize) -> anyhow::Result<(LlmChoice, ChatOptions)> {
     let choice = select(config, settings, args)?;
     let enhance = kea_engine::chat::enhance::EnhanceOptions::with_process_env(settings.enhance.clone());
-    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), enhance, ..Default::default() };
+    let options = ChatOptions { max_answer_tokens: max_tokens, router: router_mode(args, &choice), prompt: args.prompt.into(), enhance, ..Default::default() };
     Ok((choice, options))
 }
 
@@ -172,6 +193,95 @@ pub fn ask(
     }
     eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kea eval --model-answers`: every golden question through the chat path
+/// with the language model, on a read-only engine (no conversation is
+/// kept), and the model's raw speed measured in the same run, so Kea's
+/// time is reported as a ratio to what the model alone needs for the same
+/// prompt and answer.
+pub fn eval_written(
+    config: EngineConfig,
+    settings: &Settings,
+    args: &LlmArgs,
+    golden: &[PathBuf],
+    split: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut items = crate::search::load_all(golden)?;
+    if let Some(split) = split {
+        items.retain(|i| i.is_test() == (split == "test"));
+        anyhow::ensure!(!items.is_empty(), "no question of the golden sets is in the {split} split");
+    }
+    let (choice, options) = answering(&config, settings, args, 384)?;
+    anyhow::ensure!(choice.provider.writes_answers(), "no language model that writes answers: {}", choice.reason);
+    let engine = Engine::open(EngineConfig { read_only: true, ..config }).context("opening the index read-only (run `kea index` first)")?;
+    let raw = raw_speed(choice.provider.as_ref())?;
+    let written = kea_engine::eval::written::ask_all(&engine, choice.provider.as_ref(), &items, &options)?;
+    let rates = kea_engine::eval::written::rates(&written);
+    let ratio = ratio_to_raw(&written, &raw);
+    if json {
+        let report = serde_json::json!({"model": choice.provider.describe(), "raw": raw, "ratio_to_raw": ratio, "rates": rates, "questions": written});
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} questions, {}", items.len(), choice.provider.describe());
+    for w in written.iter().filter(|w| w.answerable != (w.outcome == kea_engine::retrieve::calibration::Outcome::Answered) || w.holds_fact == Some(false)) {
+        println!("  {:?} {}: {}", w.outcome, w.query, w.answer.replace('\n', " "));
+    }
+    for (group, r) in &rates {
+        println!(
+            "{group}: answerable ({}) answered {:.3} unsure {:.3} refused {:.3} | answered right {:.3} | cited right {:.3} | fact held {:.3} (of {}) | unanswerable ({}) answered {:.3} | unsupported sentences {:.3} | in the question's language {:.3} | unheld numbers {}",
+            r.answerable, r.answered, r.unsure, r.refused, r.answered_right, r.cited_right, r.holds_fact, r.holds_fact_of, r.unanswerable, r.unanswerable_answered, r.unsupported, r.in_language, r.unheld_numbers
+        );
+        println!(
+            "  first token p50 {:.0} ms p95 {:.0} ms | whole answer p50 {:.0} ms p95 {:.0} ms | tokens: prompt {:.0} (cached {:.0}), answer {:.0}",
+            r.first_token_ms_p50, r.first_token_ms_p95, r.total_ms_p50, r.total_ms_p95, r.prompt_tokens, r.cached_tokens, r.answer_tokens
+        );
+    }
+    println!(
+        "raw model: prompt {:.1} tokens/s, generation {:.1} tokens/s; Kea's time / the raw model's for the same tokens: {ratio:.2}",
+        raw.prompt_per_s, raw.generated_per_s
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The model's own speed, measured on a prompt no cache holds.
+#[derive(Debug, serde::Serialize)]
+struct RawSpeed {
+    prompt_tokens: usize,
+    prompt_per_s: f64,
+    generated_per_s: f64,
+}
+
+fn raw_speed(llm: &dyn kea_llm::Provider) -> anyhow::Result<RawSpeed> {
+    use kea_llm::{Message, Request, Role};
+    let filler: String = (0..60).map(|i| format!("Item {i} is stored on shelf {} in room {}. ", i * 7 % 13, i % 5)).collect();
+    let mut request = Request::new(vec![Message::new(Role::User, format!("{filler}\nList the items in room 3, then describe the shelves."))]);
+    request.max_tokens = 48;
+    let done = llm.complete(&request, &mut |_| {}, &|| false)?;
+    let first = done.first_token_ms.unwrap_or(done.total_ms).max(1.0);
+    let evaluated = done.prompt_tokens.saturating_sub(done.cached_tokens);
+    Ok(RawSpeed {
+        prompt_tokens: evaluated,
+        prompt_per_s: evaluated as f64 / (first / 1000.0),
+        generated_per_s: done.tokens.saturating_sub(1) as f64 / ((done.total_ms - first).max(1.0) / 1000.0),
+    })
+}
+
+/// Kea's time over the model's questions against the raw model's for the
+/// same uncached prompt tokens and answer tokens.
+fn ratio_to_raw(written: &[kea_engine::eval::written::Written], raw: &RawSpeed) -> f64 {
+    let (kea, model): (f64, f64) = written.iter().filter_map(|w| w.model.as_ref().map(|m| (w.total_ms, m))).fold((0.0, 0.0), |(k, r), (total, m)| {
+        let prompt_s = m.prompt_tokens.saturating_sub(m.cached_tokens) as f64 / raw.prompt_per_s.max(1e-6);
+        let generate_s = m.tokens as f64 / raw.generated_per_s.max(1e-6);
+        (k + total, r + (prompt_s + generate_s) * 1000.0)
+    });
+    if model > 0.0 {
+        ((kea / model) * 100.0).round() / 100.0
+    } else {
+        0.0
+    }
 }
 
 /// Where a passage is: document | heading, and its page.
@@ -320,6 +430,9 @@ pub enum ChatCommand {
         /// The file to write (default: standard output).
         #[arg(long, value_name = "FILE")]
         out: Option<std::path::PathBuf>,
+        /// Replace the --out file if it exists (a link is never written through).
+        #[arg(long, requires = "out")]
+        force: bool,
         /// Its messages as JSON instead, each as it was saved.
         #[arg(long)]
         json: bool,
@@ -330,14 +443,14 @@ pub enum ChatCommand {
 pub fn run(which: &ChatCommand, config: EngineConfig) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
     match which {
-        ChatCommand::Export { id, out, json } => {
+        ChatCommand::Export { id, out, force, json } => {
             let conversations = engine.conversations();
             let text = match json {
                 true => format!("{}\n", serde_json::to_string_pretty(&conversations.messages(*id)?)?),
                 false => conversations.export_markdown(*id)?,
             };
             match out {
-                Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+                Some(path) => crate::output::write_file(path, text.as_bytes(), *force)?,
                 None => print!("{text}"),
             }
         }

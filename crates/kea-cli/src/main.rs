@@ -8,13 +8,14 @@ mod kb;
 mod keys;
 mod mcp;
 mod models;
+mod output;
 mod progress;
 #[cfg(test)]
 mod reference;
 mod search;
 mod setup;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -188,9 +189,19 @@ enum Command {
         /// later `--calibrate --from-signals` over several collections.
         #[arg(long, value_name = "FILE", conflicts_with = "calibrate")]
         signals_out: Option<PathBuf>,
+        /// Replace the file --out or --signals-out names if it exists (a link is never written through).
+        #[arg(long)]
+        force: bool,
         /// With --signals-out: the collection's name in the report.
         #[arg(long, value_name = "NAME", requires = "signals_out")]
         label: Option<String>,
+        /// Evaluate the answers a language model writes (the chat path, as the app
+        /// asks: outcome, right page cited, the evidence's fact held, unsupported
+        /// sentences, language, time to first token and to the whole answer).
+        #[arg(long, conflicts_with_all = ["calibrate", "signals_out"])]
+        model_answers: bool,
+        #[command(flatten)]
+        llm: chat::LlmArgs,
         #[arg(long)]
         json: bool,
     },
@@ -419,29 +430,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Remove { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.delete(key, sink, cancel)),
         Command::Reindex { path, json } => manage_document(config()?, path, *json, |d, key, sink, cancel| d.reindex(key, sink, cancel)),
         Command::Search { query, queries, top_k, mode, config: file, trace, json } => {
-            let mode = match mode {
-                Mode::Dense => SearchMode::Dense,
-                Mode::Fts => SearchMode::Fts,
-                Mode::Hybrid => SearchMode::Hybrid,
-            };
-            let mut retrieval = match mode {
-                SearchMode::Hybrid => RetrievalConfig { top_k: *top_k, ..settings.retrieval.clone() },
-                other => other.config(*top_k),
-            };
-            if let Some(file) = file {
-                retrieval = RetrievalConfig { top_k: *top_k, ..read_config(file)? };
-            }
+            let retrieval = search_config(*mode, *top_k, file.as_deref(), &settings)?;
             match (query, queries) {
                 (Some(query), _) => search::run(configs(&cli, &settings)?, query, &retrieval, *trace, *json),
                 (None, Some(file)) => search::run_file(configs(&cli, &settings)?, file, &retrieval, *json),
                 (None, None) => anyhow::bail!("name a query or --queries FILE"),
             }
         }
-        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, json, .. } => {
-            let fit = search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals };
+        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, force, json, .. } => {
+            let fit = search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals, force: *force };
             search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref(), *json)
         }
-        Command::Eval { golden, signals_out: Some(file), label, .. } => search::signals_out(config()?, golden, &settings.retrieval, file, label.as_deref()),
+        Command::Eval { golden, model_answers: true, llm, split, json, .. } => chat::eval_written(config()?, &settings, llm, golden, split.as_deref(), *json),
+        Command::Eval { golden, signals_out: Some(file), label, force, .. } => {
+            search::signals_out(config()?, golden, &settings.retrieval, (file, *force), label.as_deref())
+        }
         Command::Eval { golden, configs: named, split, json, .. } => {
             let named = if named.is_empty() {
                 kea_engine::eval::default_configs()
@@ -469,6 +472,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bench::run(which, paths, cli.embedding_model.clone(), remote_embedder(&cli))
         }
     }
+}
+
+/// What `kea search` retrieves with: the mode's stages (hybrid: the
+/// settings'), or a config file's, asking for `top_k` hits.
+fn search_config(mode: Mode, top_k: usize, file: Option<&Path>, settings: &Settings) -> anyhow::Result<RetrievalConfig> {
+    if let Some(file) = file {
+        return Ok(RetrievalConfig { top_k, ..read_config(file)? });
+    }
+    Ok(match mode {
+        Mode::Dense => SearchMode::Dense.config(top_k),
+        Mode::Fts => SearchMode::Fts.config(top_k),
+        Mode::Hybrid => RetrievalConfig { top_k, ..settings.retrieval.clone() },
+    })
 }
 
 /// Syncs each collection once, then (with `watch`) keeps them all in step.

@@ -98,7 +98,7 @@ fn print_trace(result: &Retrieval) {
 }
 
 /// Every question of the golden sets, read as one.
-fn load_all(golden: &[PathBuf]) -> anyhow::Result<Vec<kea_engine::eval::GoldenItem>> {
+pub(crate) fn load_all(golden: &[PathBuf]) -> anyhow::Result<Vec<kea_engine::eval::GoldenItem>> {
     let mut items = Vec::new();
     for path in golden {
         items.extend(load_golden(path)?);
@@ -113,6 +113,8 @@ pub struct Fit {
     pub folds: usize,
     pub cross_lingual: bool,
     pub from_signals: bool,
+    /// Replace the `--out` file if it exists.
+    pub force: bool,
 }
 
 /// `kea eval --calibrate`: fits the relevance decision and prints its
@@ -138,7 +140,7 @@ pub fn calibrate(
     fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
     let written = match out {
         Some(path) => {
-            std::fs::write(path, serde_json::to_vec_pretty(&fitted)?)?;
+            crate::output::write_file(path, &serde_json::to_vec_pretty(&fitted)?, fit.force)?;
             path.to_path_buf()
         }
         None if fit.cross_lingual => {
@@ -181,12 +183,12 @@ pub fn signals_out(
     config: EngineConfig,
     golden: &[PathBuf],
     retrieval: &RetrievalConfig,
-    file: &std::path::Path,
+    (file, force): (&std::path::Path, bool),
     label: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
     let rows = signals::rows(&engine, &load_all(golden)?, retrieval, label.unwrap_or_default())?;
-    signals::write_rows(file, &rows)?;
+    crate::output::write_file(file, signals::rows_text(&rows)?.as_bytes(), force)?;
     eprintln!("{} questions' signals written to {}", rows.len(), file.display());
     Ok(ExitCode::SUCCESS)
 }

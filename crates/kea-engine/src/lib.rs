@@ -22,6 +22,7 @@ pub mod labels;
 pub mod language;
 pub mod lexicon;
 pub mod model;
+pub mod numbers;
 pub mod profile;
 pub mod progress;
 pub mod reader;

@@ -309,14 +309,38 @@ fn language_model(languages: &[String], machine: &Machine, context: &Context) ->
             reason: format!("Already running on this machine ({} at {}): nothing to download", server.kind, server.base_url),
         });
     }
-    let id = match machine.ram_bytes {
-        r if r >= 8 * GIB => "qwen2.5-3b-instruct",
-        r if r >= 4 * GIB => "qwen2.5-1.5b-instruct",
-        _ => return None,
-    };
+    let fits = |&&(_, _, memory): &&(&str, f64, u64)| machine.ram_bytes >= memory;
+    let fitting: Vec<&(&str, f64, u64)> = WRITERS.iter().filter(fits).collect();
+    let quick = fitting.iter().find(|(_, billions, _)| answer_seconds(*billions, machine.cores) <= QUICK_ANSWER_SECONDS);
+    let &&(id, billions, _) = quick.or(fitting.last())?;
     let gib = machine.ram_bytes as f64 / GIB as f64;
     let written = if languages.is_empty() { String::new() } else { format!(" in {}", names(languages)) };
-    Some(from_catalog(id, context, format!("Writes answers from the passages{written}; sized to this machine's {gib:.0} GiB of memory")))
+    let seconds = answer_seconds(billions, machine.cores);
+    Some(from_catalog(
+        id,
+        context,
+        format!("Writes answers from the passages{written}: about {seconds:.0} s an answer on this machine's {} cores, {gib:.0} GiB of memory", machine.cores),
+    ))
+}
+
+/// The models that write answers, largest first: (catalog id, billions of
+/// parameters, memory the machine needs).
+const WRITERS: &[(&str, f64, u64)] =
+    &[("qwen2.5-3b-instruct", 3.1, 8 * GIB), ("qwen2.5-1.5b-instruct", 1.54, 4 * GIB), ("qwen2.5-0.5b-instruct", 0.49, 2 * GIB)];
+
+/// The plan proposes the largest model that answers within this, on this machine.
+const QUICK_ANSWER_SECONDS: f64 = 10.0;
+
+/// Seconds a written answer takes with a Q4_K_M model of `billions`
+/// parameters on `cores` cores: the prompt a question adds after the cached
+/// instructions (the sentences it reads and the question) and the reply,
+/// at the speeds measured for Qwen2.5 1.5B on two cores (prompt 75
+/// tokens/s, generation 26), scaled by size and by cores up to eight.
+pub fn answer_seconds(billions: f64, cores: usize) -> f64 {
+    const PROMPT_TOKENS: f64 = 260.0;
+    const REPLY_TOKENS: f64 = 40.0;
+    let scale = (cores.clamp(1, 8) as f64 / 2.0) * (1.54 / billions.max(0.1));
+    PROMPT_TOKENS / (75.0 * scale) + REPLY_TOKENS / (26.0 * scale)
 }
 
 fn image_model(sample: &LanguageSample, context: &Context) -> Option<Proposal> {
@@ -431,6 +455,12 @@ mod tests {
         );
         let small = propose(&sample(&[("ja", 1.0)], 0), &machine(6, 2), &context);
         assert_eq!(ids(&small), [(Role::Embedder, "multilingual-e5-small"), (Role::Llm, "qwen2.5-1.5b-instruct")], "no reranker under 8 GiB");
+        let two_cores = propose(&sample(&[("en", 1.0)], 0), &machine(24, 2), &context);
+        let llm = two_cores.iter().find(|p| p.role == Role::Llm).unwrap();
+        assert_eq!(llm.id, "qwen2.5-1.5b-instruct", "memory for the 3B model, but two cores answer too slowly with it");
+        assert!(llm.reason.contains("about 5 s an answer on this machine's 2 cores"), "{}", llm.reason);
+        let old = propose(&sample(&[("en", 1.0)], 0), &machine(3, 1), &context);
+        assert_eq!(old.iter().find(|p| p.role == Role::Llm).unwrap().id, "qwen2.5-0.5b-instruct");
         let multilingual = propose(&sample(&[("fr", 0.6), ("en", 0.4)], 0), &machine(16, 4), &context);
         assert_eq!(multilingual[1].id, "jina-reranker-v2-base-multilingual");
 

@@ -91,6 +91,9 @@ pub struct Completion {
     pub text: String,
     pub tokens: usize,
     pub prompt_tokens: usize,
+    /// Of those, how many were already in the model's cache (a shared
+    /// prefix not evaluated again); 0 when the provider does not say.
+    pub cached_tokens: usize,
     pub first_token_ms: Option<f64>,
     pub total_ms: f64,
     pub finish: Finish,

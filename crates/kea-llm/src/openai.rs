@@ -219,7 +219,7 @@ impl Provider for OpenAiProvider {
             }
         }
         let finish = finish.ok_or_else(|| LlmError::Protocol("the stream ended without [DONE]".into()))?;
-        Ok(Completion { text, tokens, prompt_tokens: 0, first_token_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, finish })
+        Ok(Completion { text, tokens, prompt_tokens: 0, cached_tokens: 0, first_token_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, finish })
     }
 }
 

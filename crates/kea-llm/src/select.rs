@@ -39,7 +39,7 @@ pub struct LlmSettings {
     pub gguf: Option<PathBuf>,
     pub embedded_model: String,
     pub model_dirs: Vec<PathBuf>,
-    /// Generation threads; default leaves one core free.
+    /// Generation threads; default: every core up to four, else all but one.
     pub threads: Option<usize>,
     /// Whether to probe for a local Ollama server in `auto`.
     pub probe_ollama: bool,

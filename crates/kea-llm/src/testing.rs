@@ -122,6 +122,6 @@ impl crate::Provider for Canned {
     fn complete(&self, _: &crate::Request, _: &mut dyn FnMut(&str), _: &(dyn Fn() -> bool + Sync)) -> Result<crate::Completion, crate::LlmError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let text = self.answers.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
-        Ok(crate::Completion { text, tokens: 1, prompt_tokens: 1, first_token_ms: None, total_ms: 1.0, finish: crate::Finish::Stop })
+        Ok(crate::Completion { text, tokens: 1, prompt_tokens: 1, cached_tokens: 0, first_token_ms: None, total_ms: 1.0, finish: crate::Finish::Stop })
     }
 }

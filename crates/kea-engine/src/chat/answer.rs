@@ -18,7 +18,8 @@ use serde::Serialize;
 use super::enhance::PassageSummary;
 use super::markers::resolve_markers;
 use super::question::Question;
-use super::{ChatAnswer, ChatEvent, ChatOptions, Route};
+use super::reading::{fence_untrusted, ReplyStream, Verdict};
+use super::{ChatAnswer, ChatEvent, ChatOptions, ModelUse, Route};
 use crate::error::Result;
 use crate::retrieve::calibration::Outcome;
 use crate::retrieve::{ContextBlock, Reason, Retrieval};
@@ -165,24 +166,6 @@ fn history_messages(history: &[StoredMessage]) -> Vec<Message> {
     history.iter().map(|m| Message::new(m.role, m.content.chars().take(300).collect::<String>())).collect()
 }
 
-/// Keeps untrusted document text inside the `<sources>` fence: any tag in it
-/// that could open or close the fence is defused (`<sources` → `‹sources`).
-fn fence_untrusted(context: &str) -> String {
-    let mut out = String::with_capacity(context.len());
-    let mut rest = context;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at + 1..];
-        let name = tail.trim_start();
-        let name = name.strip_prefix('/').unwrap_or(name).trim_start();
-        let is_fence = name.len() >= 7 && name.is_char_boundary(7) && name[..7].eq_ignore_ascii_case("sources");
-        out.push(if is_fence { '‹' } else { '<' });
-        rest = tail;
-    }
-    out.push_str(rest);
-    out
-}
-
 fn rag_messages(question: &Question, context: &str, history: &[StoredMessage]) -> Vec<Message> {
     let system = format!(
         "You are Kea, an assistant that answers questions using only the numbered sources provided. \
@@ -269,6 +252,7 @@ pub(super) fn compose(
         shown: super::Shown { outcome: Outcome::Answered, notice: None, related: Vec::new(), unsupported: Vec::new() },
         retrieval: evidence.as_ref().map(|e| e.retrieval.trace.clone()),
         router_fallback: None,
+        model: None,
         summaries: Vec::new(),
     };
     let floor = floor_reason(llm, question.language);
@@ -296,6 +280,7 @@ pub(super) fn compose(
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
+        Some(r) if options.prompt.reads_sentences(llm.kind()) => return read(llm, answer, question, r, sink, cancelled),
         Some(_) => rag_messages(question, &sources_text(evidence.as_ref().expect("retrieval comes from evidence")), history),
         None => chat_messages(question, history),
     };
@@ -307,12 +292,63 @@ pub(super) fn compose(
     let completion = llm
         .complete(&request, &mut |token| sink(ChatEvent::Token { text: token.to_string() }), cancelled)
         .map_err(|e| crate::error::Error::Llm(e.to_string()))?;
-    sink(ChatEvent::ToolEnd {
-        tool: "llm",
-        ms: crate::retrieve::elapsed_ms(t),
-        output: serde_json::json!({"tokens": completion.tokens, "first_token_ms": completion.first_token_ms, "finish": completion.finish}),
-    });
+    sink(ChatEvent::ToolEnd { tool: "llm", ms: crate::retrieve::elapsed_ms(t), output: model_use(&completion) });
+    answer.model = Some(ModelUse::of(&completion));
     Ok(ground(answer, question, retrieval, &completion.text))
+}
+
+/// The model as the reader ([`super::reading`]): it names the sentences
+/// that answer and replies from them, streamed as it writes; a reply that
+/// does not stand leaves the floor's outcome (quoted passages, or unsure).
+fn read(
+    llm: &dyn Provider,
+    mut answer: ChatAnswer,
+    question: &Question,
+    retrieval: &Retrieval,
+    sink: &mut dyn FnMut(ChatEvent),
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<ChatAnswer> {
+    let scored = scored_as(question, &answer.route, retrieval);
+    let reading = super::reading::Reading::of(&scored, &retrieval.context.blocks);
+    if reading.is_empty() {
+        return Ok(not_sure(answer, question, retrieval));
+    }
+    let follows_up = question.subject_name().filter(|_| answer.route.is_followup);
+    let request = reading.request(question, follows_up);
+    let t = std::time::Instant::now();
+    sink(ChatEvent::ToolStart { tool: "llm" });
+    let mut stream = ReplyStream::default();
+    let completion = llm
+        .complete(&request, &mut |token| stream.push(token).into_iter().for_each(|text| sink(ChatEvent::Token { text })), cancelled)
+        .map_err(|e| crate::error::Error::Llm(e.to_string()))?;
+    let mut output = model_use(&completion);
+    output["read"] = serde_json::Value::String(reading.listing());
+    output["written"] = serde_json::Value::String(completion.text.clone());
+    sink(ChatEvent::ToolEnd { tool: "llm", ms: crate::retrieve::elapsed_ms(t), output });
+    answer.model = Some(ModelUse::of(&completion));
+    let verdict = reading.judge(question, &completion.text);
+    if let Verdict::Answered { text, cited, unsupported } = verdict {
+        model_decided(&mut answer, Outcome::Answered, Reason::ModelAnswered);
+        answer.answer = text;
+        answer.shown.unsupported = unsupported;
+        answer.citations = cited.iter().filter_map(|l| retrieval.context.blocks.iter().find(|b| &b.label == l)).map(Citation::from).collect();
+        return Ok(answer);
+    }
+    // No answer from the model: an unsure outcome stays unsure; one the
+    // floor answered keeps its quoted sentences, saying why.
+    if retrieval.relevance.outcome == Outcome::Unsure {
+        if verdict == Verdict::NoAnswer {
+            model_decided(&mut answer, Outcome::Unsure, Reason::ModelFoundNoAnswer);
+        }
+        return Ok(not_sure(answer, question, retrieval));
+    }
+    quote_passages(&mut answer, question, retrieval, verdict.why_not(question.language));
+    Ok(answer)
+}
+
+/// What one generation cost, for the trace.
+fn model_use(completion: &kea_llm::Completion) -> serde_json::Value {
+    serde_json::to_value(ModelUse::of(completion)).unwrap_or_default()
 }
 
 /// The model's text with its citations resolved and its sentences checked

@@ -287,9 +287,12 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     picked.extend(each_ask_answered(question, &pool, top).into_iter().filter(|key| !picked.contains(key)).collect::<Vec<_>>());
     picked.extend(other_subjects_named(question, &pool, &scored, top));
     let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
+    // The sentence before one that leans on it comes along, when it is a
+    // candidate itself (one repeated by an overlapping passage is not).
     for (block, index) in picked.clone() {
-        if index > 0 && leans_on_previous(text_of[&(block, index)]) && !picked.contains(&(block, index - 1)) {
-            picked.push((block, index - 1));
+        let before = (block, index.wrapping_sub(1));
+        if index > 0 && leans_on_previous(text_of[&(block, index)]) && text_of.contains_key(&before) && !picked.contains(&before) {
+            picked.push(before);
         }
     }
     picked.sort_unstable();
@@ -305,6 +308,41 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
         })
         .collect();
     Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
+}
+
+/// Passages whose sentences a language model may read.
+const READ_BLOCKS: usize = 5;
+
+/// A sentence a language model may read: its passage, where it stands
+/// (the passage's place among those read, the sentence's in it) and its text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadSentence<'a> {
+    pub block: &'a ContextBlock,
+    pub position: (usize, usize),
+    pub text: &'a str,
+}
+
+/// The sentences a language model may read to answer `question`, best
+/// first: of the first passages about its subject, every sentence by its
+/// score, each followed by the sentence it leans on ("They…") when that
+/// one is a candidate.
+pub fn reading_sentences<'a>(question: &Question, blocks: &'a [ContextBlock]) -> Vec<ReadSentence<'a>> {
+    let pool: Vec<&ContextBlock> = about_the_subject(question, blocks.iter().collect()).into_iter().take(READ_BLOCKS).collect();
+    let scored = score_sentences(question, &pool);
+    let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
+    let mut ranked: Vec<&ScoredSentence> = scored.iter().collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut keys: Vec<(usize, usize)> = Vec::new();
+    for s in ranked {
+        let before = (s.block, s.index.wrapping_sub(1));
+        let leaning = s.index > 0 && leans_on_previous(s.text) && text_of.contains_key(&before);
+        for key in [(s.block, s.index)].into_iter().chain(leaning.then_some(before)) {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys.into_iter().map(|key| ReadSentence { block: pool[key.0], position: key, text: text_of[&key] }).collect()
 }
 
 /// A passage offered as related reading, and its sentence closest to the question.
@@ -503,6 +541,15 @@ pub(crate) mod tests {
         let got = extract_answer(&asked("How hot should the oven be?"), &[first, overlap]).unwrap();
         assert_eq!(got.text.matches("230 °C").count(), 1, "{}", got.text);
         assert!(got.text.contains("Bake covered for 20 minutes, then lower the oven to 230 °C."), "{}", got.text);
+    }
+
+    #[test]
+    fn a_leaning_sentence_whose_previous_one_was_dropped_as_a_repeat_is_quoted_alone() {
+        // "Kettles need descaling." is repeated inside the overlapping passage's longer sentence, so it is no candidate.
+        let first = block("S1", "Kettle > Care", "Kettles need descaling. They take citric acid every four weeks.");
+        let overlap = ContextBlock { source: first.source.clone(), ..block("S2", "Kettle > Care", "Steel kettles need descaling.") };
+        let got = extract_answer(&asked("how often do they take citric acid"), &[first, overlap]).unwrap();
+        assert!(got.text.contains("They take citric acid every four weeks."), "{}", got.text);
     }
 
     #[test]

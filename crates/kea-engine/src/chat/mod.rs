@@ -11,6 +11,7 @@ pub mod extractive;
 mod followup;
 pub mod markers;
 pub mod question;
+pub mod reading;
 pub mod router;
 pub mod verify;
 
@@ -53,9 +54,62 @@ pub struct ChatAnswer {
     pub shown: Shown,
     pub retrieval: Option<Trace>,
     pub router_fallback: Option<String>,
+    /// What the language model's generation cost, when one wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelUse>,
     /// Per-passage summaries (opt-in post-processing).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub summaries: Vec<enhance::PassageSummary>,
+}
+
+/// What one generation of the language model cost: its prompt (and how
+/// much of it the model's cache already held), the tokens it wrote, and
+/// when the first came (from the request).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelUse {
+    pub prompt_tokens: usize,
+    pub cached_tokens: usize,
+    pub tokens: usize,
+    pub first_token_ms: Option<f64>,
+    pub total_ms: f64,
+}
+
+impl ModelUse {
+    pub fn of(done: &kea_llm::Completion) -> ModelUse {
+        ModelUse {
+            prompt_tokens: done.prompt_tokens,
+            cached_tokens: done.cached_tokens,
+            tokens: done.tokens,
+            first_token_ms: done.first_token_ms,
+            total_ms: done.total_ms,
+        }
+    }
+}
+
+/// How a model that writes answers is shown the evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerPrompt {
+    /// Sentences for a model run in-process (it pays for every prompt
+    /// token on the machine's cores), passages for a server.
+    #[default]
+    Auto,
+    /// A few numbered sentences; the model names those that answer and
+    /// replies from them ([`reading`]).
+    Sentences,
+    /// The passages whole, with `[S#]` citations written by the model.
+    Passages,
+}
+
+impl AnswerPrompt {
+    /// Whether a model of `kind` is shown sentences.
+    pub fn reads_sentences(self, kind: ProviderKind) -> bool {
+        match self {
+            AnswerPrompt::Auto => kind == ProviderKind::Embedded,
+            AnswerPrompt::Sentences => true,
+            AnswerPrompt::Passages => false,
+        }
+    }
 }
 
 /// What an answer shows besides its text and citations; kept with it in
@@ -85,6 +139,8 @@ pub struct ChatOptions {
     /// Messages of history given to the LLM.
     pub history_messages: usize,
     pub router: RouterMode,
+    /// How the model is shown the evidence.
+    pub prompt: AnswerPrompt,
     pub enhance: enhance::EnhanceOptions,
 }
 
@@ -95,6 +151,7 @@ impl Default for ChatOptions {
             max_answer_tokens: 384,
             history_messages: 6,
             router: RouterMode::Llm,
+            prompt: AnswerPrompt::Auto,
             enhance: enhance::EnhanceOptions::default(),
         }
     }
@@ -177,7 +234,7 @@ impl Answerer<'_> {
         if options.enhance.query_expansion {
             queries.extend(enhance::expand_query(llm, question));
         }
-        let mut result = self.retriever.retrieve_queries(&queries, route.translated_query.as_deref(), &options.retrieval)?;
+        let mut result = self.retriever.retrieve_queries(&queries, route.translated_query.as_deref(), &options.retrieval.for_answers())?;
         if options.enhance.llm_rerank {
             let (kept, note) = enhance::apply_llm_rerank(llm, self.llm_rerank_cache, &route.search_query, std::mem::take(&mut result.hits), &options.enhance);
             result.trace.fallbacks.extend(note);

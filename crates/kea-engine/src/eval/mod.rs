@@ -18,6 +18,7 @@ use crate::retrieve::RetrievalConfig;
 
 pub mod answers;
 pub mod signals;
+pub mod written;
 
 /// One golden question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,8 +55,43 @@ fn answerable_default() -> bool {
 
 /// Reads a golden set; errors name the line.
 pub fn load_golden(path: &Path) -> Result<Vec<GoldenItem>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    parse_golden(&text, &path.display().to_string())
+    parse_golden(&read_json_lines(path)?, &path.display().to_string())
+}
+
+/// The longest line a JSON-lines file given to an evaluation may have.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// The most rows (non-empty lines) such a file may have.
+pub const MAX_ROWS: usize = 200_000;
+
+/// The text of a JSON-lines file, read a line at a time and refused, with
+/// the limit and the line named, past [`MAX_LINE_BYTES`] in a line or
+/// [`MAX_ROWS`] rows: `/dev/zero` or a huge file is refused at once.
+pub fn read_json_lines(path: &Path) -> Result<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let mut reader = std::io::BufReader::new(file);
+    let refused = |line: usize, why: String| Error::InvalidInput(format!("{}:{line}: {why}", path.display()));
+    let (mut text, mut line, mut rows) = (String::new(), 0usize, 0usize);
+    loop {
+        let mut bytes = Vec::new();
+        let read =
+            (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut bytes).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        if read == 0 {
+            return Ok(text);
+        }
+        line += 1;
+        if bytes.len() > MAX_LINE_BYTES {
+            return Err(refused(line, format!("the line is longer than {} KiB", MAX_LINE_BYTES / 1024)));
+        }
+        let decoded = String::from_utf8(bytes).map_err(|_| refused(line, "the line is not UTF-8 text".into()))?;
+        if !decoded.trim().is_empty() {
+            rows += 1;
+            if rows > MAX_ROWS {
+                return Err(refused(line, format!("more than {MAX_ROWS} rows")));
+            }
+        }
+        text.push_str(&decoded);
+    }
 }
 
 /// Parses a golden set (JSON lines; `//` comments); `name` labels errors.
@@ -285,7 +321,10 @@ pub fn evaluate(engine: &Engine, name: &str, items: &[GoldenItem], config: &Retr
         if !item.answerable {
             continue;
         }
-        seen.push(answers::seen(item, &retrieval));
+        if config.compare_sentences {
+            // What an answer would show: only where the sentences were compared, as in chat.
+            seen.push(answers::seen(item, &retrieval));
+        }
         let ranked: Vec<(String, String)> = retrieval.hits.iter().map(|h| (h.chunk.source.clone(), h.chunk.heading_path.clone())).collect();
         let metrics = score_ranking(&ranked, &item.relevant);
         if metrics.recall_10 < 1.0 {
@@ -344,13 +383,30 @@ pub fn default_configs() -> Vec<(String, RetrievalConfig)> {
         ("hybrid".into(), RetrievalConfig { mmr: false, rerank: false, filter: false, ..base.clone() }),
         ("hybrid+mmr".into(), RetrievalConfig { rerank: false, filter: false, ..base.clone() }),
         ("hybrid+mmr+rerank".into(), RetrievalConfig { filter: false, ..base.clone() }),
-        ("full".into(), base),
+        ("full".into(), base.for_answers()),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_golden_file_is_read_a_line_at_a_time_within_its_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("golden.jsonl");
+        let item = r#"{"query": "q", "relevant": ["a.md"]}"#;
+        std::fs::write(&file, format!("{item}\n\n{item}\n")).unwrap();
+        assert_eq!(load_golden(&file).unwrap().len(), 2);
+        std::fs::write(&file, format!("{item}\n{}\n", "x".repeat(MAX_LINE_BYTES + 1))).unwrap();
+        let long = load_golden(&file).unwrap_err().to_string();
+        assert!(long.contains("golden.jsonl:2") && long.contains("64 KiB"), "{long}");
+        std::fs::write(&file, format!("{item}\n").repeat(MAX_ROWS + 1)).unwrap();
+        let many = load_golden(&file).unwrap_err().to_string();
+        assert!(many.contains(&format!("more than {MAX_ROWS} rows")), "{many}");
+        let zero = read_json_lines(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(zero.contains(":1:") && zero.contains("64 KiB"), "endless input is refused at its first line: {zero}");
+    }
 
     fn ranked(items: &[(&str, &str)]) -> Vec<(String, String)> {
         items.iter().map(|(s, h)| (s.to_string(), h.to_string())).collect()

@@ -48,20 +48,16 @@ pub fn rows(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, col
         .collect()
 }
 
-pub fn write_rows(path: &Path, rows: &[SignalRow]) -> Result<()> {
-    let text: String = rows
-        .iter()
-        .map(|r| serde_json::to_string(r).map(|l| l + "\n"))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| Error::io("encoding signals", e.into()))?;
-    std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+/// The rows as JSON lines, as [`read_rows`] reads them.
+pub fn rows_text(rows: &[SignalRow]) -> Result<String> {
+    rows.iter().map(|r| serde_json::to_string(r).map(|l| l + "\n")).collect::<std::result::Result<_, _>>().map_err(|e| Error::io("encoding signals", e.into()))
 }
 
-/// Reads rows written by [`write_rows`]; a line that is not one, or a
+/// Reads rows written from [`rows_text`]; a line that is not one, or a
 /// signal outside −1…1 (every signal is a share, a flag or a cosine), is an
 /// error naming the line.
 pub fn read_rows(path: &Path) -> Result<Vec<SignalRow>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let text = super::read_json_lines(path)?;
     let row = |n: usize, line: &str| -> Result<SignalRow> {
         let refused = |why: String| Error::InvalidInput(format!("{}:{}: not a signal row: {why}", path.display(), n + 1));
         let row: SignalRow = serde_json::from_str(line).map_err(|e| refused(e.to_string()))?;

@@ -51,7 +51,7 @@ pub fn dedupe_evidence(hits: Vec<Hit>) -> Vec<Hit> {
 /// candidates merged before fusion, reranked once against the first query
 /// when a cross-encoder is installed), deduplicated.
 pub(super) fn merged_evidence(retriever: &Retriever, queries: &[String], config: &RetrievalConfig) -> Result<Vec<Hit>> {
-    let config = RetrievalConfig { top_k: config.top_k.max(EVIDENCE_KEPT), ..config.clone() };
+    let config = RetrievalConfig { top_k: config.top_k.max(EVIDENCE_KEPT), ..config.for_answers() };
     let mut hits = dedupe_evidence(retriever.retrieve_queries(queries, None, &config)?.hits);
     hits.truncate(EVIDENCE_KEPT);
     Ok(hits)

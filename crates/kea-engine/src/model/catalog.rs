@@ -353,6 +353,8 @@ fn gguf_source(repo: &str, file: &str) -> Option<HubSource> {
     Some(HubSource { repo: repo.into(), revision: "main".into(), files: vec![HubFile::new(file, "model.gguf")] })
 }
 
+// A table, one entry per model: longer than a screen as a list is.
+#[allow(clippy::too_many_lines)]
 fn language_models() -> Vec<CatalogEntry> {
     vec![
         entry(
@@ -380,6 +382,19 @@ fn language_models() -> Vec<CatalogEntry> {
             },
             None,
             gguf_manifest("gemma-3-270m", false),
+        ),
+        entry(
+            Role::Llm,
+            Meta {
+                id: "qwen2.5-0.5b-instruct",
+                name: "Qwen2.5 0.5B Instruct (Q4_K_M)",
+                languages: &["zh", "en", "multilingual"],
+                size_bytes: 491_400_064,
+                license: "Apache-2.0",
+                description: "Quick short answers on an older or smaller machine; reads less well than 1.5B.",
+            },
+            gguf_source("Qwen/Qwen2.5-0.5B-Instruct-GGUF", "qwen2.5-0.5b-instruct-q4_k_m.gguf"),
+            gguf_manifest("qwen2.5-0.5b-instruct", true),
         ),
         entry(
             Role::Llm,

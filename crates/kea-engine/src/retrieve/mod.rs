@@ -71,6 +71,11 @@ pub struct RetrievalConfig {
     /// Hits returned.
     pub top_k: usize,
     pub context_tokens: usize,
+    /// Compare the context's sentences with the question (the embedder's
+    /// similarity, one batch), for the extractive scorer: on where an answer
+    /// is composed (chat, identification, the answer figures of `kea
+    /// eval`), off for search, whose results quote no sentence.
+    pub compare_sentences: bool,
 }
 
 impl Default for RetrievalConfig {
@@ -96,6 +101,7 @@ impl Default for RetrievalConfig {
             max_relative_drop: 0.5,
             top_k: 8,
             context_tokens: 1500,
+            compare_sentences: false,
         }
     }
 }
@@ -111,6 +117,11 @@ impl RetrievalConfig {
             return Err(Error::InvalidInput(format!("unknown retrieval setting '{key}'")));
         }
         serde_json::from_value(serde_json::Value::Object(given)).map_err(|e| Error::InvalidInput(format!("not a retrieval config: {e}")))
+    }
+
+    /// This config, comparing sentences for an answer ([`RetrievalConfig::compare_sentences`]).
+    pub fn for_answers(&self) -> RetrievalConfig {
+        RetrievalConfig { compare_sentences: true, ..self.clone() }
     }
 
     /// Dense retrieval alone, in similarity order.

@@ -129,10 +129,9 @@ impl Reason {
     }
 }
 
-#[cfg(test)]
 impl Relevance {
-    /// A decision with no figures behind it, for tests of what uses one.
-    pub(crate) fn stub(outcome: Outcome, probability: f32) -> Relevance {
+    /// A decision with no figures behind it, for tests and fuzz targets of what uses one.
+    pub fn stub(outcome: Outcome, probability: f32) -> Relevance {
         Relevance {
             relevant: outcome != Outcome::Refused,
             outcome,

@@ -251,7 +251,7 @@ impl<'a> Retriever<'a> {
         trace.stages.push(StageTrace { stage: "relevance", ms: t.ms(), candidates: Vec::new() });
         let t = super::start();
         let compared = match relevance.judged_in_translation() {
-            _ if relevance.outcome == Outcome::Refused => Ok(None),
+            _ if relevance.outcome == Outcome::Refused || !config.compare_sentences => Ok(None),
             // The question in the documents' language is what the sentences answer.
             Some(translated) => match query.translation_vector {
                 Some(vector) => Ok(Some((Language::of_query(translated), vector))),

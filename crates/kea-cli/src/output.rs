@@ -1,0 +1,54 @@
+//! Files the command line writes where the person says (`chat export
+//! --out`, `eval --signals-out`, `eval --calibrate --out`): an existing
+//! file is replaced only with `--force`, a link is never written through,
+//! and the bytes go to a temporary file beside the target that is then
+//! renamed over it, so a failed write leaves what was there.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+
+/// Writes `bytes` to `path` (see the module docs); `force` replaces a file.
+pub fn write_file(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => bail!("{} is a link: Kea does not write through links; name a file", path.display()),
+        Ok(meta) if !meta.is_file() => bail!("{} exists and is not a file", path.display()),
+        Ok(_) if !force => bail!("{} exists already: choose another file, or pass --force to replace it", path.display()),
+        _ => {}
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut staged = tempfile::NamedTempFile::new_in(folder).with_context(|| format!("writing beside {}", path.display()))?;
+    staged.write_all(bytes).and_then(|()| staged.as_file().sync_all()).with_context(|| format!("writing {}", path.display()))?;
+    staged.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_is_replaced_only_when_asked_and_a_link_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report.md");
+        write_file(&target, b"first", false).unwrap();
+        let again = write_file(&target, b"second", false).unwrap_err().to_string();
+        assert!(again.contains("--force") && std::fs::read(&target).unwrap() == b"first", "{again}");
+        write_file(&target, b"second", true).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"second");
+
+        let precious = dir.path().join("kea.sqlite3");
+        std::fs::write(&precious, b"the user's conversations").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        for force in [false, true] {
+            assert!(write_file(&link, b"overwritten", force).unwrap_err().to_string().contains("is a link"));
+        }
+        assert_eq!(std::fs::read(&precious).unwrap(), b"the user's conversations");
+        assert!(write_file(dir.path(), b"x", true).unwrap_err().to_string().contains("not a file"));
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 3, "no temporary file is left behind");
+    }
+}
