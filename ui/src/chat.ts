@@ -505,6 +505,7 @@ function newChat() {
 
 /** Wires the chat pane's controls. */
 export function setupChat() {
+  window.addEventListener("kea-collection-switched", newChat);
   $("ask-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $<HTMLTextAreaElement>("question");

@@ -100,7 +100,12 @@ async function remove() {
 export function setupCollections() {
   $("collection").addEventListener("change", () => {
     const name = $<HTMLSelectElement>("collection").value;
-    api.selectCollection(name).then(refreshCollections, toastError);
+    api.selectCollection(name).then(() => {
+      // The chat starts from the new collection's own conversations: an open
+      // one (and its citations) belongs to the collection it was asked in.
+      window.dispatchEvent(new CustomEvent("kea-collection-switched"));
+      return refreshCollections();
+    }, toastError);
   });
   $("new-collection").addEventListener("click", () => showForm("new-collection-form", "new-collection-name"));
   $("new-collection-folder").addEventListener("click", async () => {

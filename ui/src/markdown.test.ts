@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { purify, renderMarkdown } from "./markdown";
+import { boundNesting, purify, renderMarkdown } from "./markdown";
 
 const payloads = readFileSync(resolve(__dirname, "../../tests/xss/payloads.txt"), "utf8")
   .split("\n")
@@ -37,6 +37,17 @@ function dangerous(root: Element): string[] {
 }
 
 describe("markdown rendering", () => {
+  it("renders a list nested thousands deep flat past eight levels", () => {
+    const stairs = Array.from({ length: 4000 }, (_, i) => `${" ".repeat(2 * i)}- item ${i}`).join("\n");
+    const oneLine = `${"- ".repeat(20000)}deep`;
+    expect(boundNesting("  - a\n    1. b\n> > c")).toBe("  - a\n    1. b\n> > c");
+    for (const markdown of [stairs, oneLine]) {
+      const { target } = render(markdown);
+      expect(target.querySelectorAll("ul ul ul ul ul ul ul ul ul ul").length).toBe(0);
+      expect(target.textContent).toContain(markdown === stairs ? "item 3999" : "deep");
+    }
+  });
+
   it("keeps formatting and turns citation markers into buttons", () => {
     const { target } = render("**Seeds** and *pellets* [S1], see `code [S9]`.\n\n- one [S2, S3]");
     expect(target.querySelector("strong")?.textContent).toBe("Seeds");

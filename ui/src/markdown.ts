@@ -24,9 +24,37 @@ const ALLOWED_TAGS = [
   "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "hr",
 ];
 
+/** List and quote levels kept, and the indentation kept, on one line. */
+const MAX_NESTING = 8;
+const MAX_INDENT = 2 * MAX_NESTING;
+
+/**
+ * `markdown` with every line's nesting bounded: at most MAX_NESTING list or
+ * quote markers open a line and at most MAX_INDENT columns indent it, so a
+ * document of thousands of nested items renders flat past that depth
+ * instead of exhausting the parser's stack or the page.
+ */
+export function boundNesting(markdown: string): string {
+  return markdown
+    .split("\n")
+    .map((line) => {
+      const indent = /^[ \t]*/.exec(line)![0];
+      let rest = line.slice(indent.length);
+      let markers = "";
+      let depth = 0;
+      for (let m = /^(?:[-*+>]|\d{1,9}[.)])(?:[ \t]+|$)/.exec(rest); m; m = /^(?:[-*+>]|\d{1,9}[.)])(?:[ \t]+|$)/.exec(rest)) {
+        if (depth < MAX_NESTING) markers += m[0];
+        depth += 1;
+        rest = rest.slice(m[0].length);
+      }
+      return indent.slice(0, MAX_INDENT) + markers + rest;
+    })
+    .join("\n");
+}
+
 /** Markdown → sanitised HTML string (no citation handling). */
 export function sanitisedHtml(markdown: string): string {
-  return purify(marked.parse(markdown, { async: false }));
+  return purify(marked.parse(boundNesting(markdown), { async: false }));
 }
 
 /** HTML → the allowed subset (the second layer: raw HTML is already escaped). */

@@ -154,7 +154,7 @@ enum Command {
     /// Evaluate retrieval on a golden set (JSONL), one column per configuration.
     Eval {
         /// Golden sets (JSONL), read as one; unanswerable questions add the refusal metrics.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "reset_calibration")]
         golden: Vec<PathBuf>,
         /// NAME=FILE: a retrieval config to compare (repeatable); default: each stage in turn.
         #[arg(long = "config", value_name = "NAME=FILE")]
@@ -178,9 +178,17 @@ enum Command {
         /// cross-lingual part of this embedder's decision.
         #[arg(long, requires = "calibrate")]
         cross_lingual: bool,
-        /// With --calibrate: write the calibration here instead of the data folder.
+        /// With --calibrate: write the calibration to this file.
         #[arg(long, value_name = "FILE", requires = "calibrate")]
         out: Option<PathBuf>,
+        /// With --calibrate: decide this index's questions with the fit from now on
+        /// (written to the data folder once its figures are printed).
+        #[arg(long, requires = "calibrate", conflicts_with = "out")]
+        install: bool,
+        /// Decide this index's questions with the fit Kea ships again (removes the
+        /// data folder's own fit).
+        #[arg(long, conflicts_with_all = ["calibrate", "signals_out", "model_answers"])]
+        reset_calibration: bool,
         /// With --calibrate: the files given are signal rows written by --signals-out
         /// (questions asked of several collections, fitted and reported together).
         #[arg(long, requires = "calibrate")]
@@ -437,8 +445,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => anyhow::bail!("name a query or --queries FILE"),
             }
         }
-        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, force, json, .. } => {
-            let fit = search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals, force: *force };
+        Command::Eval { reset_calibration: true, .. } => search::reset_calibration(config()?),
+        Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, force, install, json, .. } => {
+            let fit =
+                search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals, force: *force, install: *install };
             search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref(), *json)
         }
         Command::Eval { golden, model_answers: true, llm, split, json, .. } => chat::eval_written(config()?, &settings, llm, golden, split.as_deref(), *json),

@@ -9,6 +9,12 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 
+/// `text` with its control characters (terminal escape sequences among
+/// them) dropped, for printing what a file or a peer gave.
+pub fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
 /// Writes `bytes` to `path` (see the module docs); `force` replaces a file.
 pub fn write_file(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(path) {
@@ -48,6 +54,7 @@ mod tests {
         }
         assert_eq!(std::fs::read(&precious).unwrap(), b"the user's conversations");
         assert!(write_file(dir.path(), b"x", true).unwrap_err().to_string().contains("not a file"));
+        assert_eq!(printable("kettle\u{1b}[2J/en\r\n"), "kettle[2J/en");
         let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 3, "no temporary file is left behind");
     }

@@ -115,6 +115,20 @@ pub struct Fit {
     pub from_signals: bool,
     /// Replace the `--out` file if it exists.
     pub force: bool,
+    /// Decide this index's questions with the fit from now on (no `--out`).
+    pub install: bool,
+}
+
+/// `kea eval --reset-calibration`: this index's questions are decided by
+/// the fit Kea ships again (the data folder's own fit is removed).
+pub fn reset_calibration(config: EngineConfig) -> anyhow::Result<ExitCode> {
+    let path = Calibration::path(&config.data_dir);
+    match std::fs::remove_file(&path) {
+        Ok(()) => println!("removed {}: Kea's own decision is in use again", path.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => println!("no fit of this index's own: Kea's own decision is in use"),
+        Err(e) => return Err(anyhow::anyhow!("removing {}: {e}", path.display())),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kea eval --calibrate`: fits the relevance decision and prints its
@@ -131,7 +145,9 @@ pub fn calibrate(
     let engine = crate::open_engine(config)?;
     let model = if fit.lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
     let rows = if fit.from_signals {
-        golden.iter().map(|p| signals::read_rows(p)).collect::<Result<Vec<_>, _>>()?.concat()
+        let rows = golden.iter().map(|p| signals::read_rows(p)).collect::<Result<Vec<_>, _>>()?.concat();
+        signals::check_rows(&rows, &model)?;
+        rows
     } else {
         signals::rows(&engine, &load_all(golden)?, retrieval, "")?
     };
@@ -141,15 +157,17 @@ pub fn calibrate(
     let written = match out {
         Some(path) => {
             crate::output::write_file(path, &serde_json::to_vec_pretty(&fitted)?, fit.force)?;
-            path.to_path_buf()
+            Some(path.to_path_buf())
         }
+        // The data folder's decision changes only when asked, after the figures.
+        None if !fit.install => None,
         None if fit.cross_lingual => {
             // The cross-lingual part joins the decision in use for this embedder.
             let mut whole = Calibration::for_model(&data_dir, &model);
             whole.cross_lingual = Some(Box::new(fitted.clone()));
-            whole.save(&data_dir)?
+            Some(whole.save(&data_dir)?)
         }
-        None => fitted.save(&data_dir)?,
+        None => Some(fitted.save(&data_dir)?),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&fitted)?);
@@ -170,10 +188,13 @@ pub fn calibrate(
     println!("calibrated for {kind}: answered at ≥ {:.3}, refused below {:.3}", fitted.answer_at, fitted.refuse_below);
     line(&format!("out of fold ({} folds)", report.folds), &report.out_of_fold);
     match &report.test {
-        Some(_) => report.held_out.iter().for_each(|(group, rates)| line(&format!("held out, {group}"), rates)),
+        Some(_) => report.held_out.iter().for_each(|(group, rates)| line(&format!("held out, {}", crate::output::printable(group)), rates)),
         None => println!("no question is marked \"split\": \"test\": there is no held-out figure"),
     }
-    println!("written to {}", written.display());
+    match written {
+        Some(path) => println!("written to {}", path.display()),
+        None => println!("not in use: pass --install to decide this index's questions with it (--reset-calibration goes back to Kea's own)"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -72,6 +72,15 @@ impl RemoteEmbedConfig {
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return Err(Error::InvalidInput(format!("the embedding endpoint must be an http(s) URL (got '{}')", self.base_url)));
         }
+        // A user part (`https://api.example.com@elsewhere/v1`) makes one host read like another.
+        let authority = self.base_url.split("://").nth(1).unwrap_or_default().split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.contains('@') {
+            return Err(Error::InvalidInput(format!(
+                "the embedding endpoint may not carry a user name or password (got '{}'): name the host alone, and give a key as the API key",
+                self.base_url
+            )));
+        }
+        crate::web::checked_url(&self.base_url).map_err(|e| Error::InvalidInput(format!("the embedding endpoint: {e}")))?;
         if self.model.trim().is_empty() {
             return Err(Error::InvalidInput("the embedding endpoint needs a model name".into()));
         }
@@ -258,5 +267,21 @@ impl Embedder for HttpEmbedder {
     fn embed_query(&mut self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = self.embed_all(vec![format!("{}{text}", self.config.query_prefix)], "query")?;
         vectors.pop().ok_or_else(|| Error::Embedding("the server returned no vector".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_with_a_user_part_or_without_a_host_is_refused() {
+        let config = |url: &str| RemoteEmbedConfig { base_url: url.into(), model: "m".into(), ..Default::default() };
+        assert!(config("https://api.openai.com/v1").validate().is_ok());
+        assert!(config("http://127.0.0.1:8080/v1").validate().is_ok());
+        let disguised = config("https://api.openai.com@embed.invalid/v1").validate().unwrap_err().to_string();
+        assert!(disguised.contains("user name or password"), "{disguised}");
+        assert!(config("https://user:pw@host/v1").validate().is_err());
+        assert!(config("https:///v1").validate().is_err() && config("ftp://host/v1").validate().is_err());
     }
 }

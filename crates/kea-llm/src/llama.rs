@@ -305,14 +305,8 @@ impl Session<'_> {
             generated += 1;
             first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
             pending.extend(vocab.token_to_piece(token, false, None));
-            let valid = match std::str::from_utf8(&pending) {
-                Ok(s) => s.len(),
-                Err(e) => e.valid_up_to(),
-            };
-            let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
-            pending.drain(..valid);
             let before = text.len();
-            text.push_str(&piece);
+            text.push_str(&complete_characters(&mut pending));
             let stopped = stop_position(&text, &request.stop);
             let visible_end = stopped.unwrap_or(text.len());
             if visible_end > before {
@@ -375,6 +369,18 @@ impl Session<'_> {
     }
 }
 
+/// The whole UTF-8 characters at the start of `pending`, taken out of it
+/// (a token may end inside a character; the rest waits for the next one).
+fn complete_characters(pending: &mut Vec<u8>) -> String {
+    let valid = match std::str::from_utf8(pending) {
+        Ok(s) => s.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
+    pending.drain(..valid);
+    piece
+}
+
 /// A GBNF grammar for JSON of `schema` that also allows the one space a
 /// model usually emits before `{` (forbidding it changes the answer;
 /// allowing any white space lets a small model emit nothing else).
@@ -402,6 +408,14 @@ pub fn transcript(messages: &[Message]) -> String {
 #[cfg(test)]
 mod tests {
     use super::threads_for;
+
+    #[test]
+    fn a_character_split_across_tokens_waits_for_its_last_byte() {
+        let mut pending = "好".as_bytes()[..2].to_vec();
+        assert_eq!(super::complete_characters(&mut pending), "");
+        pending.extend_from_slice(&"好a".as_bytes()[2..]);
+        assert_eq!((super::complete_characters(&mut pending), pending.len()), ("好a".to_string(), 0));
+    }
 
     #[test]
     fn small_machines_generate_on_every_core_and_larger_ones_leave_one_free() {

@@ -3,7 +3,11 @@
 //! footnotes that name the document's title, the heading and the page,
 //! numbered across the conversation (one footnote per cited place), and
 //! what each answer showed besides: its outcome, related passages and the
-//! sentences left out as unsupported.
+//! sentences left out as unsupported. Every text that is not Kea's own
+//! (a document's name, title, heading or sentence, a question, a model's
+//! reply) is written as inline text: control characters and line breaks
+//! dropped, Markdown's active characters escaped, so it cannot open a
+//! heading, a link, an image, HTML or a footnote of its own.
 
 use super::answer::Citation;
 use super::markers::map_markers;
@@ -12,14 +16,49 @@ use crate::retrieve::calibration::Outcome;
 use crate::store::{Conversation, StoredMessage};
 use kea_llm::Role;
 
+/// `text` as inline Markdown text (see the module docs).
+pub fn inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            c if c.is_control() => {}
+            '<' => out.push_str("&lt;"),
+            // A quote only where a line starts.
+            '>' if out.is_empty() => out.push_str("\\>"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as inline Markdown with each citation marker replaced by what
+/// `replace` makes of its labels (Kea's own Markdown, kept as it is).
+fn inline_with_markers(text: &str, mut replace: impl FnMut(Vec<&str>) -> String) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    let marked = map_markers(&text.replace(['\u{E000}', '\u{E001}'], ""), |labels| {
+        kept.push(replace(labels));
+        format!("\u{E000}{}\u{E001}", kept.len() - 1)
+    });
+    let mut out = inline(&marked);
+    for (i, markdown) in kept.iter().enumerate() {
+        out = out.replacen(&format!("\u{E000}{i}\u{E001}"), markdown, 1);
+    }
+    out
+}
+
 /// Where a footnote points: the document (its title when known), heading, page.
 fn footnote_text(citation: &Citation, title: Option<&str>) -> String {
     let document = match title.filter(|t| !t.trim().is_empty()) {
-        Some(title) => format!("{title} ({})", citation.source),
-        None => citation.source.clone(),
+        Some(title) => format!("{} ({})", inline(title), inline(&citation.source)),
+        None => inline(&citation.source),
     };
-    let collection = citation.collection.as_ref().map(|c| format!("{c} › ")).unwrap_or_default();
-    let heading = Some(citation.heading_path.as_str()).filter(|h| !h.is_empty()).map(|h| format!(" › {h}")).unwrap_or_default();
+    let collection = citation.collection.as_ref().map(|c| format!("{} › ", inline(c))).unwrap_or_default();
+    let heading = Some(citation.heading_path.as_str()).filter(|h| !h.is_empty()).map(|h| format!(" › {}", inline(h))).unwrap_or_default();
     let page = citation.page.map(|p| format!(", p. {p}")).unwrap_or_default();
     format!("{collection}{document}{heading}{page}")
 }
@@ -44,16 +83,16 @@ impl Footnotes {
 /// what it showed besides its text follows it: the related passages (each
 /// sentence with its footnote) and the sentences left out as unsupported.
 pub fn to_markdown(conversation: &Conversation, messages: &[StoredMessage], title_of: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = format!("# {}\n\n", conversation.title.trim());
+    let mut out = format!("# {}\n\n", inline(conversation.title.trim()));
     let mut notes = Footnotes::default();
     let mut note = |c: &Citation| notes.marker(footnote_text(c, title_of(&c.source).as_deref()));
     for message in messages {
         if message.role == Role::User {
-            out.push_str(&format!("**Question:** {}\n\n", message.content.trim()));
+            out.push_str(&format!("**Question:** {}\n\n", inline(message.content.trim())));
             continue;
         }
         let citations: Vec<Citation> = serde_json::from_value(message.citations.clone()).unwrap_or_default();
-        let reply = map_markers(message.content.trim(), |labels| {
+        let reply = inline_with_markers(message.content.trim(), |labels| {
             labels.iter().filter_map(|label| citations.iter().find(|c| c.id.eq_ignore_ascii_case(label))).map(&mut note).collect::<String>()
         });
         let shown: Option<Shown> = message.shown.clone().and_then(|s| serde_json::from_value(s).ok());
@@ -67,14 +106,14 @@ pub fn to_markdown(conversation: &Conversation, messages: &[StoredMessage], titl
         if !shown.related.is_empty() {
             out.push_str("Related passages:\n\n");
             for r in &shown.related {
-                out.push_str(&format!("- {}{}\n", r.snippet.trim(), note(&r.passage)));
+                out.push_str(&format!("- {}{}\n", inline(r.snippet.trim()), note(&r.passage)));
             }
             out.push('\n');
         }
         if !shown.unsupported.is_empty() {
             out.push_str("Left out, not supported by the passages:\n\n");
             for sentence in &shown.unsupported {
-                out.push_str(&format!("- {}\n", map_markers(sentence.trim(), |_| String::new()).replace(" .", ".").trim()));
+                out.push_str(&format!("- {}\n", inline(map_markers(sentence.trim(), |_| String::new()).replace(" .", ".").trim())));
             }
             out.push('\n');
         }
@@ -112,7 +151,24 @@ mod tests {
         assert_eq!(
             markdown,
             "# Feeding\n\n**Question:** What does it eat?\n\n**Answer:** Seeds [^1] and fruit [^2][^1].\n\n**Question:** And at night?\n\n\
-             **Answer:** It sleeps [^2]; see [the guide].\n\n[^1]: Care sheet (a.md) › A > Diet\n[^2]: b.pdf › B, p. 3\n"
+             **Answer:** It sleeps [^2]; see \\[the guide\\].\n\n[^1]: Care sheet (a.md) › A > Diet\n[^2]: b.pdf › B, p. 3\n"
+        );
+    }
+
+    #[test]
+    fn what_documents_and_models_wrote_stays_inline_text() {
+        let conversation = Conversation { id: 1, title: "# Hi\n[^9]: forged".into(), subject: None, updated_at: 0 };
+        let forged = serde_json::json!({"id": "S1", "source": "a\n[^1]: [Open the report](https://evil.example/login).md", "heading_path": "<img src=x onerror=alert(1)>", "page": null, "chunk_id": 1, "chunk_ids": [1]});
+        let messages = [
+            message(Role::User, "what?\u{1b}[31m", serde_json::Value::Null),
+            message(Role::Assistant, "See [this](https://evil.example) ![x](y) [S1]\n# Heading", serde_json::json!([forged])),
+        ];
+        let markdown = to_markdown(&conversation, &messages, &|_| None);
+        assert_eq!(
+            markdown,
+            "# \\# Hi \\[^9\\]: forged\n\n**Question:** what?\\[31m\n\n\
+             **Answer:** See \\[this\\](https://evil.example) !\\[x\\](y) [^1] \\# Heading\n\n\
+             [^1]: a \\[^1\\]: \\[Open the report\\](https://evil.example/login).md › &lt;img src=x onerror=alert(1)>\n"
         );
     }
 

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use super::markers::defuse_markers;
 use super::question::Question;
 use crate::language::Language;
 use crate::retrieve::context::sentences;
@@ -304,7 +305,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
             if !cited.contains(label) {
                 cited.push(label.clone());
             }
-            format!("{} [{label}]", shorten(text_of[key]))
+            format!("{} [{label}]", defuse_markers(&shorten(text_of[key])))
         })
         .collect();
     Some(Extract { text: parts.join(if language == Language::Chinese { "" } else { " " }), cited })
@@ -320,6 +321,8 @@ pub struct ReadSentence<'a> {
     pub block: &'a ContextBlock,
     pub position: (usize, usize),
     pub text: &'a str,
+    /// The IDF-weighted share of the question's terms it or its heading holds.
+    pub covered: f32,
 }
 
 /// The sentences a language model may read to answer `question`, best
@@ -329,20 +332,20 @@ pub struct ReadSentence<'a> {
 pub fn reading_sentences<'a>(question: &Question, blocks: &'a [ContextBlock]) -> Vec<ReadSentence<'a>> {
     let pool: Vec<&ContextBlock> = about_the_subject(question, blocks.iter().collect()).into_iter().take(READ_BLOCKS).collect();
     let scored = score_sentences(question, &pool);
-    let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
+    let by_key: HashMap<(usize, usize), &ScoredSentence> = scored.iter().map(|s| ((s.block, s.index), s)).collect();
     let mut ranked: Vec<&ScoredSentence> = scored.iter().collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
     let mut keys: Vec<(usize, usize)> = Vec::new();
     for s in ranked {
         let before = (s.block, s.index.wrapping_sub(1));
-        let leaning = s.index > 0 && leans_on_previous(s.text) && text_of.contains_key(&before);
+        let leaning = s.index > 0 && leans_on_previous(s.text) && by_key.contains_key(&before);
         for key in [(s.block, s.index)].into_iter().chain(leaning.then_some(before)) {
             if !keys.contains(&key) {
                 keys.push(key);
             }
         }
     }
-    keys.into_iter().map(|key| ReadSentence { block: pool[key.0], position: key, text: text_of[&key] }).collect()
+    keys.into_iter().map(|key| ReadSentence { block: pool[key.0], position: key, text: by_key[&key].text, covered: by_key[&key].covered }).collect()
 }
 
 /// A passage offered as related reading, and its sentence closest to the question.
@@ -386,7 +389,7 @@ pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usi
 /// none matches), shortened.
 fn closest_sentence(question: &Question, block: &ContextBlock) -> String {
     let scored = score_sentences(question, &[block]);
-    shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text))
+    defuse_markers(&shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text)))
 }
 
 /// The banner over an extractive answer, in the question's language.
@@ -541,6 +544,13 @@ pub(crate) mod tests {
         let got = extract_answer(&asked("How hot should the oven be?"), &[first, overlap]).unwrap();
         assert_eq!(got.text.matches("230 °C").count(), 1, "{}", got.text);
         assert!(got.text.contains("Bake covered for 20 minutes, then lower the oven to 230 °C."), "{}", got.text);
+    }
+
+    #[test]
+    fn a_marker_in_a_documents_own_text_is_quoted_as_text() {
+        let page = block("S1", "Kettle > Care", "Descale the kettle every four weeks, as [S2] says.");
+        let got = extract_answer(&asked("how often should I descale the kettle"), &[page]).unwrap();
+        assert_eq!(got.text, "Descale the kettle every four weeks, as ［S2］ says. [S1]");
     }
 
     #[test]

@@ -36,6 +36,13 @@ pub(crate) fn map_markers(text: &str, mut replace: impl FnMut(Vec<&str>) -> Stri
     out
 }
 
+/// `text` (a document's, or a model's reply) with every citation marker it
+/// holds turned into plain text (`[S2]` → `［S2］`), so only the markers
+/// Kea adds cite a passage.
+pub fn defuse_markers(text: &str) -> String {
+    map_markers(text, |labels| format!("［{}］", labels.join(", ")))
+}
+
 /// Labels cited in `text` (`[S1]`, `[S1, S2]`, `[S1][S3]`), and the text
 /// with every bracket group that cites an unknown label removed.
 pub fn resolve_markers(text: &str, known: &BTreeSet<String>) -> (String, Vec<String>) {

@@ -20,12 +20,14 @@ use kea_llm::{Message, Request, Role};
 use serde_json::json;
 
 use super::extractive::reading_sentences;
+use super::markers::defuse_markers;
 use super::question::Question;
 use super::verify;
 use crate::language::Language;
 use crate::numbers::{digit_numbers, numbers_in};
 use crate::retrieve::context::estimate_tokens;
 use crate::retrieve::ContextBlock;
+use crate::segment::{content_terms, index_tokens, is_cjk};
 
 /// Sentences the model reads, at most.
 pub const SENTENCES: usize = 8;
@@ -78,8 +80,21 @@ const EXAMPLES: &[(&str, &str, Language, &str)] = &[
 
 /// The numbered sentences one question is answered from.
 pub struct Reading<'b> {
-    lines: Vec<(&'b ContextBlock, String)>,
+    lines: Vec<Line<'b>>,
 }
+
+/// One numbered sentence: its passage, its text as shown, and how much of
+/// the question it (or its heading) holds.
+struct Line<'b> {
+    block: &'b ContextBlock,
+    text: String,
+    covered: f32,
+}
+
+/// When retrieval alone was unsure, a sentence the model names must hold
+/// at least this IDF-weighted share of the question's terms (it or its
+/// heading): fitted on the fit split (see docs/retrieval.md).
+pub const MIN_COVERED: f32 = 0.3;
 
 /// What the model's reply came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,48 +134,25 @@ pub enum Rejection {
     OffTheQuestion,
     /// Most of its sentences are not in its passages.
     Unsupported,
+    /// The sentences it names hold too little of the question (retrieval alone was unsure).
+    Uncovered,
 }
 
 impl Rejection {
     /// Why, in `language`.
     pub fn says(self, language: Language) -> &'static str {
-        let zh = language == Language::Chinese;
-        match self {
-            Rejection::Unreadable => {
-                if zh {
-                    "语言模型的回复无法读取"
-                } else {
-                    "the language model's reply could not be read"
-                }
-            }
-            Rejection::OtherLanguage => {
-                if zh {
-                    "语言模型没有用提问的语言回答"
-                } else {
-                    "the language model replied in another language"
-                }
-            }
-            Rejection::UnheldNumber => {
-                if zh {
-                    "语言模型的回答含有段落中没有的数字"
-                } else {
-                    "the language model stated a number the passages do not hold"
-                }
-            }
-            Rejection::OffTheQuestion => {
-                if zh {
-                    "语言模型的回答没有回答所问的内容"
-                } else {
-                    "the language model's reply did not give what was asked"
-                }
-            }
-            Rejection::Unsupported => {
-                if zh {
-                    "语言模型的回答大多没有段落支持"
-                } else {
-                    "most of the language model's answer was not supported by the passages"
-                }
-            }
+        let (zh, en) = match self {
+            Rejection::Unreadable => ("语言模型的回复无法读取", "the language model's reply could not be read"),
+            Rejection::OtherLanguage => ("语言模型没有用提问的语言回答", "the language model replied in another language"),
+            Rejection::UnheldNumber => ("语言模型的回答含有段落中没有的数字", "the language model stated a number the passages do not hold"),
+            Rejection::OffTheQuestion => ("语言模型的回答没有回答所问的内容", "the language model's reply did not give what was asked"),
+            Rejection::Unsupported => ("语言模型的回答大多没有段落支持", "most of the language model's answer was not supported by the passages"),
+            Rejection::Uncovered => ("语言模型引用的句子与所问的内容无关", "the sentences the language model named do not speak of what was asked"),
+        };
+        if language == Language::Chinese {
+            zh
+        } else {
+            en
         }
     }
 }
@@ -191,7 +183,7 @@ impl<'b> Reading<'b> {
     /// question as its passages are scored: crossed into the documents'
     /// language when it was judged so).
     pub fn of(scored_as: &Question, blocks: &'b [ContextBlock]) -> Reading<'b> {
-        let mut chosen: Vec<((usize, usize), &'b ContextBlock, String)> = Vec::new();
+        let mut chosen: Vec<((usize, usize), Line<'b>)> = Vec::new();
         let mut budget = SENTENCE_TOKENS;
         for sentence in reading_sentences(scored_as, blocks) {
             let text = shorten(sentence.text);
@@ -203,10 +195,10 @@ impl<'b> Reading<'b> {
                 continue;
             }
             budget = budget.saturating_sub(cost);
-            chosen.push((sentence.position, sentence.block, text));
+            chosen.push((sentence.position, Line { block: sentence.block, text, covered: sentence.covered }));
         }
-        chosen.sort_by_key(|(position, ..)| *position);
-        Reading { lines: chosen.into_iter().map(|(_, block, text)| (block, text)).collect() }
+        chosen.sort_by_key(|(position, _)| *position);
+        Reading { lines: chosen.into_iter().map(|(_, line)| line).collect() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -218,14 +210,19 @@ impl<'b> Reading<'b> {
     pub fn listing(&self) -> String {
         let mut text = String::new();
         let mut last: Option<&str> = None;
-        for (n, (block, sentence)) in self.lines.iter().enumerate() {
-            if last != Some(block.label.as_str()) {
-                text.push_str(&format!("From \"{}\" [{}]:\n", block.heading_path, block.label));
-                last = Some(&block.label);
+        for (n, line) in self.lines.iter().enumerate() {
+            if last != Some(line.block.label.as_str()) {
+                text.push_str(&format!("From \"{}\" [{}]:\n", line.block.heading_path, line.block.label));
+                last = Some(&line.block.label);
             }
-            text.push_str(&format!("{}. {sentence}\n", n + 1));
+            text.push_str(&format!("{}. {}\n", n + 1, line.text));
         }
         text.trim_end().to_string()
+    }
+
+    /// How much of the question each numbered sentence covers (for the trace).
+    pub fn coverage(&self) -> Vec<f32> {
+        self.lines.iter().map(|l| (l.covered * 100.0).round() / 100.0).collect()
     }
 
     /// The request: the fixed instructions and examples, then these
@@ -247,54 +244,86 @@ impl<'b> Reading<'b> {
         request
     }
 
+    /// Either evidence and a reply that is not empty, or neither.
     fn schema(&self) -> serde_json::Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "evidence": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": self.lines.len().max(1)}, "maxItems": MAX_EVIDENCE},
-                "reply": {"type": "string"}
-            },
-            "required": ["evidence", "reply"],
-            "additionalProperties": false
-        })
+        let number = json!({"type": "integer", "minimum": 1, "maximum": self.lines.len().max(1)});
+        let shape = |evidence: serde_json::Value, reply: serde_json::Value| json!({"type": "object", "properties": {"evidence": evidence, "reply": reply}, "required": ["evidence", "reply"], "additionalProperties": false});
+        json!({"anyOf": [
+            shape(json!({"type": "array", "items": number, "minItems": 1, "maxItems": MAX_EVIDENCE}), json!({"type": "string", "minLength": 1})),
+            shape(json!({"type": "array", "items": number, "maxItems": 0}), json!({"type": "string", "maxLength": 0})),
+        ]})
     }
 
-    /// Judges the model's output `written` for `question` (see the module docs).
-    pub fn judge(&self, question: &Question, written: &str) -> Verdict {
+    /// Judges the model's output `written` for `question` (see the module
+    /// docs). With `must_cover` (the retrieval alone was unsure), the
+    /// sentences it names must hold enough of the question
+    /// ([`MIN_COVERED`]): a sentence about the same thing, not about what
+    /// was asked, answers nothing.
+    pub fn judge(&self, question: &Question, written: &str, must_cover: bool) -> Verdict {
         let Some(value) = extract_object(written) else { return Verdict::Rejected(Rejection::Unreadable) };
         let Some(numbers) = value.get("evidence").and_then(|e| e.as_array()) else { return Verdict::Rejected(Rejection::Unreadable) };
-        let reply = value.get("reply").and_then(|r| r.as_str()).unwrap_or_default().trim();
         let mut evidence: Vec<usize> = numbers.iter().filter_map(|n| n.as_u64()).map(|n| n as usize).filter(|n| (1..=self.lines.len()).contains(n)).collect();
         evidence.dedup();
-        if evidence.is_empty() || reply.is_empty() {
+        if evidence.is_empty() {
             return Verdict::NoAnswer;
         }
+        let written_reply = defuse_markers(value.get("reply").and_then(|r| r.as_str()).unwrap_or_default().trim());
+        if let Some(restated) = self.restated(&written_reply, &evidence) {
+            evidence = vec![restated];
+        }
+        let lines: Vec<&Line> = evidence.iter().map(|n| &self.lines[n - 1]).collect();
+        if must_cover && lines.iter().all(|l| l.covered < MIN_COVERED) {
+            return Verdict::Rejected(Rejection::Uncovered);
+        }
         let mut cited: Vec<&ContextBlock> = Vec::new();
-        for n in &evidence {
-            let block = self.lines[n - 1].0;
-            if !cited.iter().any(|b| b.label == block.label) {
-                cited.push(block);
+        for line in &lines {
+            if !cited.iter().any(|b| b.label == line.block.label) {
+                cited.push(line.block);
             }
         }
-        if let Some(rejection) = self.rejection(question, reply, &evidence, &cited) {
+        // Evidence without a reply: the sentences themselves, when they are in the question's language.
+        let quoted = || defuse_markers(&lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(if question.is_chinese() { "" } else { " " }));
+        let reply = match written_reply.is_empty() {
+            true if lines.iter().all(|l| Language::of_text(&l.text) == question.language) => quoted(),
+            true => return Verdict::NoAnswer,
+            false => written_reply,
+        };
+        if let Some(rejection) = self.rejection(question, &reply, &lines, &cited) {
             return Verdict::Rejected(rejection);
         }
         let sources: Vec<ContextBlock> = cited.iter().map(|b| (*b).clone()).collect();
-        let checked = verify::check(reply, &sources);
+        let checked = verify::check(&reply, &sources);
         if !checked.stands || checked.text.trim().is_empty() {
             return Verdict::Rejected(Rejection::Unsupported);
         }
         let labels: Vec<String> = cited.iter().map(|b| b.label.clone()).collect();
         let markers: String = labels.iter().map(|l| format!("[{l}]")).collect();
-        let gap = if question.language == Language::Chinese { "" } else { " " };
+        let gap = if question.is_chinese() { "" } else { " " };
         Verdict::Answered { text: format!("{}{gap}{markers}", checked.text.trim_end()), cited: labels, unsupported: checked.unsupported }
+    }
+
+    /// The number of the sentence `reply` restates, when the model named
+    /// another (small models miscount): one that holds at least half of the
+    /// reply's words and more of them than any sentence it named.
+    fn restated(&self, reply: &str, evidence: &[usize]) -> Option<usize> {
+        let words = content_terms(reply);
+        if words.is_empty() {
+            return None;
+        }
+        let held = |line: &Line| {
+            let tokens: std::collections::HashSet<String> = index_tokens(&line.text).into_iter().collect();
+            words.iter().filter(|w| tokens.contains(*w) || (w.chars().any(is_cjk) && line.text.contains(w.as_str()))).count()
+        };
+        let named = evidence.iter().map(|n| held(&self.lines[n - 1])).max().unwrap_or(0);
+        let (best, count) = self.lines.iter().enumerate().map(|(i, line)| (i + 1, held(line))).max_by_key(|&(i, count)| (count, std::cmp::Reverse(i)))?;
+        (count > named && count * 2 >= words.len() && !evidence.contains(&best)).then_some(best)
     }
 
     /// What makes `reply` no answer, if anything: another language, a
     /// number neither its passages nor its evidence hold, or not the kind
     /// of answer asked for (when its evidence holds none either, the
     /// question is not answered there).
-    fn rejection(&self, question: &Question, reply: &str, evidence: &[usize], cited: &[&ContextBlock]) -> Option<Rejection> {
+    fn rejection(&self, question: &Question, reply: &str, evidence: &[&Line], cited: &[&ContextBlock]) -> Option<Rejection> {
         if Language::of_text(reply) != question.language {
             return Some(Rejection::OtherLanguage);
         }
@@ -303,7 +332,7 @@ impl<'b> Reading<'b> {
             return Some(Rejection::UnheldNumber);
         }
         let kind_given = |text: &str| question.kind.is_none_or(|kind| kind.found_in(text));
-        let evidence_text: String = evidence.iter().map(|n| self.lines[n - 1].1.as_str()).collect::<Vec<_>>().join(" ");
+        let evidence_text: String = evidence.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" ");
         (!kind_given(reply) && !kind_given(&evidence_text)).then_some(Rejection::OffTheQuestion)
     }
 }
@@ -395,7 +424,8 @@ mod tests {
     use crate::chat::extractive::tests::block;
 
     fn reading_of(blocks: &[ContextBlock]) -> Reading<'_> {
-        Reading { lines: blocks.iter().flat_map(|b| crate::retrieve::context::sentences(&b.text).into_iter().map(move |s| (b, s.to_string()))).collect() }
+        let line = |block, text: &str| Line { block, text: text.to_string(), covered: 1.0 };
+        Reading { lines: blocks.iter().flat_map(|b| crate::retrieve::context::sentences(&b.text).into_iter().map(move |s| line(b, s))).collect() }
     }
 
     #[test]
@@ -408,7 +438,7 @@ mod tests {
         assert!(last.contains("From \"Kettle > Care\" [S1]:\n1. Descale the kettle every four weeks.\n2. Use citric acid."), "{last}");
         assert!(last.ends_with("Question: How often should I descale it? (about Kettle)\nReply in English."), "{last}");
         assert!(b.messages.last().unwrap().content.ends_with("Reply in Chinese (简体中文)."));
-        assert_eq!(a.json_schema.unwrap()["properties"]["evidence"]["items"]["maximum"], 2);
+        assert_eq!(a.json_schema.unwrap()["anyOf"][0]["properties"]["evidence"]["items"]["maximum"], 2);
     }
 
     #[test]
@@ -419,25 +449,52 @@ mod tests {
         ];
         let reading = reading_of(&blocks);
         let how_often = Question::new("How often should I descale the kettle?", None);
-        let good = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every four weeks."}"#);
+        let good = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every four weeks."}"#, false);
         assert_eq!(good, Verdict::Answered { text: "Descale the kettle every four weeks. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
-        assert_eq!(reading.judge(&how_often, r#"{"evidence": [], "reply": ""}"#), Verdict::NoAnswer);
-        assert_eq!(reading.judge(&how_often, r#"{"evidence": [9], "reply": "Weekly."}"#), Verdict::NoAnswer, "a number it was not shown");
-        assert_eq!(reading.judge(&how_often, "the kettle"), Verdict::Rejected(Rejection::Unreadable));
-        let zh = reading.judge(&Question::new("水壶多久除垢一次？", None), r#"{"evidence": [1], "reply": "Every four weeks."}"#);
+        assert_eq!(reading.judge(&how_often, r#"{"evidence": [], "reply": ""}"#, false), Verdict::NoAnswer);
+        assert_eq!(reading.judge(&how_often, r#"{"evidence": [9], "reply": "Weekly."}"#, false), Verdict::NoAnswer, "a number it was not shown");
+        assert_eq!(reading.judge(&how_often, "the kettle", false), Verdict::Rejected(Rejection::Unreadable));
+        let zh = reading.judge(&Question::new("水壶多久除垢一次？", None), r#"{"evidence": [1], "reply": "Every four weeks."}"#, false);
         assert_eq!(zh, Verdict::Rejected(Rejection::OtherLanguage));
-        let number = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every 6 weeks."}"#);
+        let number = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every 6 weeks."}"#, false);
         assert_eq!(number, Verdict::Rejected(Rejection::UnheldNumber));
         let how_long = Question::new("How long does the kettle last?", None);
-        let off = reading.judge(&how_long, r#"{"evidence": [3], "reply": "The kettle is made in Sheffield."}"#);
+        let off = reading.judge(&how_long, r#"{"evidence": [3], "reply": "The kettle is made in Sheffield."}"#, false);
         assert_eq!(off, Verdict::Rejected(Rejection::OffTheQuestion), "a place for a duration");
+    }
+
+    #[test]
+    fn evidence_without_a_reply_is_quoted_and_evidence_that_misses_the_question_stands_only_when_retrieval_was_sure() {
+        let blocks = [block("S1", "Kettle > Care", "Descale the kettle every four weeks.")];
+        let asked = Question::new("How often should I descale the kettle?", None);
+        let quoted = reading_of(&blocks).judge(&asked, r#"{"evidence": [1], "reply": ""}"#, false);
+        assert_eq!(quoted, Verdict::Answered { text: "Descale the kettle every four weeks. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
+        let in_chinese = reading_of(&blocks).judge(&Question::new("水壶多久除垢？", None), r#"{"evidence": [1], "reply": ""}"#, false);
+        assert_eq!(in_chinese, Verdict::NoAnswer, "a sentence in another language is no reply");
+        let weak = Reading { lines: vec![Line { block: &blocks[0], text: blocks[0].text.clone(), covered: MIN_COVERED / 2.0 }] };
+        let reply = r#"{"evidence": [1], "reply": "Descale it every four weeks."}"#;
+        assert_eq!(weak.judge(&asked, reply, true), Verdict::Rejected(Rejection::Uncovered));
+        assert!(matches!(weak.judge(&asked, reply, false), Verdict::Answered { .. }), "retrieval was sure: the model's pick stands");
+    }
+
+    #[test]
+    fn evidence_miscounted_by_the_model_is_the_sentence_its_reply_restates() {
+        let blocks =
+            [block("S1", "Cage > Cleaning", "Use natural wood perches. Clean food and water dishes every day."), block("S2", "Diet", "Offer pellets daily.")];
+        let reading = reading_of(&blocks);
+        let asked = Question::new("do I have to wash the bowls every day", None);
+        let got = reading.judge(&asked, r#"{"evidence": [3], "reply": "Clean the food and water dishes every day."}"#, false);
+        assert_eq!(got, Verdict::Answered { text: "Clean the food and water dishes every day. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
     }
 
     #[test]
     fn a_number_in_chinese_numerals_holds_a_reply_in_digits() {
         let blocks = [block("S1", "吸蜜鹦鹉 > 寿命", "吸蜜鹦鹉寿命约十五到二十年。")];
-        let got =
-            reading_of(&blocks).judge(&Question::new("How many years do lorikeets live?", None), r#"{"evidence": [1], "reply": "About 15 to 20 years."}"#);
+        let got = reading_of(&blocks).judge(
+            &Question::new("How many years do lorikeets live?", None),
+            r#"{"evidence": [1], "reply": "About 15 to 20 years."}"#,
+            false,
+        );
         assert!(matches!(got, Verdict::Answered { .. }), "{got:?}");
     }
 

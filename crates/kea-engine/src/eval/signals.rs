@@ -26,13 +26,40 @@ pub struct SignalRow {
     /// The collection it was asked of (a label for the report).
     #[serde(default)]
     pub collection: String,
+    /// The embedder whose index gave the signals (its similarity is on that
+    /// embedder's scale: a fit for another embedder refuses the row), and
+    /// the signal set's version.
+    #[serde(default)]
+    pub embedder: String,
+    #[serde(default)]
+    pub version: u32,
     pub signals: Signals,
+}
+
+/// The version of the signals [`rows`] writes; rows of another are refused.
+pub const SIGNALS_VERSION: u32 = 1;
+
+/// Refuses, naming one, rows whose signals came from another embedder than
+/// `model` (any embedder for a lexical fit, `model` empty) or another
+/// signal set.
+pub fn check_rows(rows: &[SignalRow], model: &str) -> Result<()> {
+    if let Some(row) = rows.iter().find(|r| r.version != SIGNALS_VERSION) {
+        return Err(Error::InvalidInput(format!("the signals of \"{}\" are of another version ({}): write them again with this Kea", row.query, row.version)));
+    }
+    match rows.iter().find(|r| !model.is_empty() && r.embedder != model) {
+        Some(row) => Err(Error::InvalidInput(format!(
+            "the signals of \"{}\" came from the embedder \"{}\", not this index's {model}: a fit mixes no scales (fit with --lexical to leave the similarity out)",
+            row.query, row.embedder
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The signals of every item of `items`, asked of `engine` (no reranker:
 /// the calibrated decision is the one without one).
 pub fn rows(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, collection: &str) -> Result<Vec<SignalRow>> {
     let config = RetrievalConfig { rerank: false, ..config.clone() };
+    let embedder = engine.status()?.model_id.unwrap_or_default();
     items
         .iter()
         .map(|item| {
@@ -42,6 +69,8 @@ pub fn rows(engine: &Engine, items: &[GoldenItem], config: &RetrievalConfig, col
                 answerable: item.answerable,
                 test: item.is_test(),
                 collection: collection.to_string(),
+                embedder: embedder.clone(),
+                version: SIGNALS_VERSION,
                 signals: retrieve(engine, item, &config)?.relevance.signals,
             })
         })
@@ -120,11 +149,15 @@ mod tests {
     fn a_row_with_a_signal_out_of_range_is_refused_naming_its_line() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("rows.jsonl");
-        let good = r#"{"query":"q","lang":"en","answerable":true,"signals":[["dense",0.8],["coverage",0.5]]}"#;
+        let good = r#"{"query":"q","lang":"en","answerable":true,"embedder":"e","version":1,"signals":[["dense",0.8],["coverage",0.5]]}"#;
         std::fs::write(&file, format!("{good}\n")).unwrap();
         assert_eq!(read_rows(&file).unwrap()[0].signals[0].1, 0.8);
         std::fs::write(&file, format!("{good}\n{}\n", good.replace("0.8", "3e38"))).unwrap();
         let error = read_rows(&file).unwrap_err().to_string();
         assert!(error.contains("rows.jsonl:2") && error.contains("dense"), "{error}");
+        let row = |embedder: &str, version: u32| SignalRow { embedder: embedder.into(), version, ..serde_json::from_str(good).unwrap() };
+        assert!(check_rows(&[row("e", 1)], "e").is_ok() && check_rows(&[row("other", 1)], "").is_ok(), "a lexical fit takes any embedder's rows");
+        assert!(check_rows(&[row("e", 1), row("other", 1)], "e").unwrap_err().to_string().contains("embedder \"other\""));
+        assert!(check_rows(&[row("e", 0)], "e").unwrap_err().to_string().contains("another version"));
     }
 }

@@ -300,6 +300,9 @@ fn refusal_threshold(answerable: &[f32], unanswerable: &[f32], answer_at: f32, u
     candidates.iter().copied().min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(0.5)
 }
 
+/// An answer threshold this close to 0 or 1 decides nothing: such a fit is refused.
+const DEGENERATE: f32 = 0.005;
+
 /// Fits `features` on `samples` with `folds`-fold cross-validation. Fold
 /// membership is `fold_of(i)`. On the out-of-fold probabilities, the
 /// answer threshold answers at most `1 − targets.keep_unanswerable` of the
@@ -308,6 +311,13 @@ fn refusal_threshold(answerable: &[f32], unanswerable: &[f32], answer_at: f32, u
 /// are fitted on every sample; the report holds the out-of-fold outcomes.
 pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, fold_of: &dyn Fn(usize) -> usize, targets: &Targets) -> Result<Calibration> {
     let answerable = samples.iter().filter(|s| s.answerable).count();
+    let used_folds: std::collections::BTreeSet<usize> = (0..samples.len()).map(fold_of).collect();
+    if folds < 2 || used_folds.len() < 2 || used_folds.iter().any(|&f| f >= folds) {
+        return Err(Error::InvalidInput(format!(
+            "calibration needs its questions in at least 2 folds (--folds {folds}; the questions fell into {})",
+            used_folds.len()
+        )));
+    }
     if answerable < folds || samples.len() - answerable < folds {
         return Err(Error::InvalidInput(format!(
             "calibration needs at least {folds} answerable and {folds} unanswerable questions (got {answerable} and {})",
@@ -328,6 +338,11 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
     let refuse_below = refusal_threshold(&of_class(true), &of_class(false), answer_at, targets.unsure_cost);
     let all: Vec<&Sample> = samples.iter().collect();
     let labels: Vec<bool> = all.iter().map(|s| s.answerable).collect();
+    if !(DEGENERATE..=1.0 - DEGENERATE).contains(&answer_at) || refuse_below < 0.0 || refuse_below > answer_at {
+        return Err(Error::InvalidInput(format!(
+            "the fit is degenerate (answered at ≥ {answer_at:.3}, refused below {refuse_below:.3}): these questions do not separate; nothing was written"
+        )));
+    }
     let mut calibration = Calibration { answer_at, refuse_below, ..Calibration::fitted_on(model, features, fit_weights(&matrix(&all, features), &labels)) };
     let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
     calibration.fitted =

@@ -123,6 +123,8 @@ fn columns_and_misfits(conn: &Connection, table: &str, dim: usize) -> Result<(Ve
         conditions.push(format!("length(embedding) = {}", dim * 4));
         // Positions Kea reads as unsigned: a negative one would fail every search later.
         conditions.push("chunk_index >= 0 AND total_chunks >= 0 AND coalesce(page, 0) >= 0 AND byte_start >= 0 AND byte_end >= byte_start".into());
+        // No longer than indexing makes a chunk or its heading path (a huge one would stall every view of it).
+        conditions.push(format!("length(text) <= {MAX_IMPORTED_CHUNK_CHARS} AND length(heading_path) <= {}", crate::chunk::MAX_HEADING_PATH_CHARS));
     }
     let misfits = match conditions.is_empty() {
         true => 0,
@@ -131,6 +133,10 @@ fn columns_and_misfits(conn: &Connection, table: &str, dim: usize) -> Result<(Ve
     Ok((columns.into_iter().map(|(name, _, _)| format!("\"{name}\"")).collect(), misfits))
 }
 
+/// The longest chunk text an imported store may hold, far longer than any
+/// chunk indexing makes (1,500 characters by default).
+pub const MAX_IMPORTED_CHUNK_CHARS: usize = 100_000;
+
 /// Copies the known rows of the attached `arch` into `main`, in one transaction.
 fn copy_rows(conn: &mut Connection, dim: usize) -> Result<()> {
     let tx = conn.transaction()?;
@@ -138,7 +144,12 @@ fn copy_rows(conn: &mut Connection, dim: usize) -> Result<()> {
     for table in COPIED_TABLES {
         let (columns, misfits) = columns_and_misfits(&tx, table, dim)?;
         if misfits > 0 {
-            let what = if table == "chunks" { format!(" (or a position out of range, or a vector that is not {dim} numbers)") } else { String::new() };
+            let what = match table == "chunks" {
+                true => {
+                    format!(" (or a position out of range, a text longer than {MAX_IMPORTED_CHUNK_CHARS} characters, or a vector that is not {dim} numbers)")
+                }
+                false => String::new(),
+            };
             return Err(refused(format!("{misfits} rows of its table {table} hold values of the wrong type{what}")));
         }
         let columns = columns.join(", ");
@@ -214,19 +225,31 @@ mod tests {
         assert!(refused.to_string().contains("lacks Kea's table chinese_chunks"), "{refused}");
     }
 
-    #[test]
-    fn a_chunk_with_a_negative_position_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let original = dir.path().join("original.sqlite3");
+    /// A store holding one chunk of `text` at `page`, as an archive would bring it.
+    fn archive_with_chunk(dir: &Path, page: i64, text: &str) -> std::path::PathBuf {
+        let original = dir.join(format!("original-{page}-{}.sqlite3", text.len()));
         Store::open(&original).unwrap().set_meta(&MetaKey::Dim, "1").unwrap();
-        Connection::open(&original)
-            .unwrap()
-            .execute_batch(
-                "INSERT INTO documents(id, path, kind, size, mtime_ns, status, updated_at) VALUES (1, 'a.md', 'markdown', 1, 1, 'indexed', 1);
-                 INSERT INTO chunks(id, doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding) VALUES (1, 1, 0, 1, '', -1, 0, 3, 'abc', 'x', x'0000803f');",
-            )
+        let conn = Connection::open(&original).unwrap();
+        conn.execute("INSERT INTO documents(id, path, kind, size, mtime_ns, status, updated_at) VALUES (1, 'a.md', 'markdown', 1, 1, 'indexed', 1)", [])
             .unwrap();
-        let refused = Store::copy_untrusted(&original, &dir.path().join("copy.sqlite3"), 1).err().unwrap();
+        conn.execute(
+            "INSERT INTO chunks(id, doc_id, chunk_index, total_chunks, heading_path, page, byte_start, byte_end, text, hash, embedding) VALUES (1, 1, 0, 1, '', ?1, 0, 3, ?2, 'x', x'0000803f')",
+            rusqlite::params![page, text],
+        )
+        .unwrap();
+        original
+    }
+
+    #[test]
+    fn a_chunk_with_a_negative_position_or_an_endless_text_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let negative = archive_with_chunk(dir.path(), -1, "abc");
+        let refused = Store::copy_untrusted(&negative, &dir.path().join("copy.sqlite3"), 1).err().unwrap();
         assert!(refused.to_string().contains("out of range"), "{refused}");
+        let nested = format!("{}deep", "- ".repeat(MAX_IMPORTED_CHUNK_CHARS));
+        let endless = archive_with_chunk(dir.path(), 1, &nested);
+        let refused = Store::copy_untrusted(&endless, &dir.path().join("copy2.sqlite3"), 1).err().unwrap();
+        assert!(refused.to_string().contains("longer than 100000 characters"), "{refused}");
+        Store::copy_untrusted(&archive_with_chunk(dir.path(), 1, "abc"), &dir.path().join("copy3.sqlite3"), 1).expect("a chunk of ordinary length");
     }
 }
