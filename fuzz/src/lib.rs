@@ -177,7 +177,7 @@ pub fn answer_text(data: &[u8]) {
     assert!(related.len() <= 3, "at most three related passages");
     let reading = Reading::of(&asked, &blocks);
     let _ = reading.request(&asked, Some(question));
-    let _ = reading.judge(&asked, reply, data.len() % 3 == 0);
+    let _ = reading.judge(&asked, reply, data.len().is_multiple_of(3));
 }
 
 /// A fuzz target: takes any bytes, panics only on a defect.

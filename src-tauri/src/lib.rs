@@ -188,7 +188,7 @@ fn select_llm(app: &AppHandle, model_dirs: Vec<PathBuf>) {
         .unwrap_or_else(|e| kea_llm::LlmChoice { provider: Box::new(kea_llm::select::NoProvider), reason: format!("no language model: {e}") });
     let info = dto::LlmInfoDto { provider: choice.provider.describe(), reason: choice.reason.clone() };
     let provider: Arc<dyn kea_llm::Provider> = Arc::from(choice.provider);
-    if provider.kind() == kea_llm::ProviderKind::Embedded && provider.writes_answers() {
+    if provider.kind() == kea_llm::ProviderKind::Embedded && provider.writes_answers() && !provider.is_tiny() {
         // The fixed part of every question's prompt, evaluated before the first question.
         let warming = provider.clone();
         std::thread::spawn(move || kea_engine::chat::reading::warm_up(warming.as_ref()));

@@ -139,6 +139,11 @@ pub trait Provider: Send + Sync {
     fn writes_answers(&self) -> bool {
         true
     }
+    /// Whether measurements put this model under the groundedness floor
+    /// (a 135M–270M model): it is never shown the reader's prompt.
+    fn is_tiny(&self) -> bool {
+        false
+    }
 }
 
 /// A shared provider is a provider (the desktop keeps one behind an `Arc`).
@@ -157,6 +162,10 @@ impl<P: Provider + ?Sized> Provider for std::sync::Arc<P> {
 
     fn writes_answers(&self) -> bool {
         (**self).writes_answers()
+    }
+
+    fn is_tiny(&self) -> bool {
+        (**self).is_tiny()
     }
 }
 

@@ -117,6 +117,10 @@ impl Provider for LlamaProvider {
         format!("embedded {} ({} threads)", self.model.id, self.threads)
     }
 
+    fn is_tiny(&self) -> bool {
+        self.model.below_floor()
+    }
+
     fn complete(&self, request: &Request, on_token: &mut dyn FnMut(&str), cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Completion, LlmError> {
         let (events_tx, events) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));

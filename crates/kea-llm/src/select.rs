@@ -132,6 +132,10 @@ impl Provider for RoutesOnly {
     fn writes_answers(&self) -> bool {
         false
     }
+
+    fn is_tiny(&self) -> bool {
+        self.0.is_tiny()
+    }
 }
 
 /// Loads the embedded model; with `floor`, one measured under the

@@ -280,7 +280,7 @@ pub(super) fn compose(
             sink(ChatEvent::Token { text: answer.answer.clone() });
             return Ok(answer);
         }
-        Some(r) if options.prompt.reads_sentences(llm.kind()) => return read(llm, answer, question, r, sink, cancelled),
+        Some(r) if options.prompt.reads_sentences(llm) => return read(llm, answer, (question, r), options.max_answer_tokens, sink, cancelled),
         Some(_) => rag_messages(question, &sources_text(evidence.as_ref().expect("retrieval comes from evidence")), history),
         None => chat_messages(question, history),
     };
@@ -303,8 +303,8 @@ pub(super) fn compose(
 fn read(
     llm: &dyn Provider,
     mut answer: ChatAnswer,
-    question: &Question,
-    retrieval: &Retrieval,
+    (question, retrieval): (&Question, &Retrieval),
+    max_tokens: usize,
     sink: &mut dyn FnMut(ChatEvent),
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ChatAnswer> {
@@ -314,7 +314,8 @@ fn read(
         return Ok(not_sure(answer, question, retrieval));
     }
     let follows_up = question.subject_name().filter(|_| answer.route.is_followup);
-    let request = reading.request(question, follows_up);
+    let mut request = reading.request(question, follows_up);
+    request.max_tokens = request.max_tokens.min(max_tokens);
     let t = std::time::Instant::now();
     sink(ChatEvent::ToolStart { tool: "llm" });
     let mut stream = ReplyStream::default();

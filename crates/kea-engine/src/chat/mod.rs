@@ -91,7 +91,7 @@ impl ModelUse {
 #[serde(rename_all = "lowercase")]
 pub enum AnswerPrompt {
     /// Sentences for a model run in-process (it pays for every prompt
-    /// token on the machine's cores), passages for a server.
+    /// token on the machine's cores) that is not a tiny one, passages for a server.
     #[default]
     Auto,
     /// A few numbered sentences; the model names those that answer and
@@ -102,10 +102,10 @@ pub enum AnswerPrompt {
 }
 
 impl AnswerPrompt {
-    /// Whether a model of `kind` is shown sentences.
-    pub fn reads_sentences(self, kind: ProviderKind) -> bool {
+    /// Whether `llm` is shown sentences.
+    pub fn reads_sentences(self, llm: &dyn Provider) -> bool {
         match self {
-            AnswerPrompt::Auto => kind == ProviderKind::Embedded,
+            AnswerPrompt::Auto => llm.kind() == ProviderKind::Embedded && !llm.is_tiny(),
             AnswerPrompt::Sentences => true,
             AnswerPrompt::Passages => false,
         }
