@@ -166,7 +166,8 @@ pub fn warm_up(llm: &dyn kea_llm::Provider) -> std::result::Result<(), kea_llm::
     llm.complete(&request, &mut |_| {}, &|| false).map(drop)
 }
 
-fn reply_language(language: Language) -> &'static str {
+/// The language a reply is asked for in, as the prompts name it.
+pub(super) fn reply_language(language: Language) -> &'static str {
     if language == Language::Chinese {
         "Chinese (简体中文)"
     } else {

@@ -53,7 +53,8 @@ pub struct AnswerRates {
     pub related_quoted_of: usize,
 }
 
-fn document_of(spec: &str) -> &str {
+/// The document of a golden `relevant` entry (`path#heading` → `path`).
+pub(super) fn document_of(spec: &str) -> &str {
     spec.split_once('#').map_or(spec, |(path, _)| path)
 }
 

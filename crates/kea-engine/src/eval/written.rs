@@ -14,6 +14,7 @@ use std::time::Instant;
 use kea_llm::Provider;
 use serde::Serialize;
 
+use super::answers::document_of;
 use super::GoldenItem;
 use crate::chat::markers::resolve_markers;
 use crate::chat::{ChatAnswer, ChatEvent, ChatOptions, ModelUse};
@@ -80,10 +81,6 @@ pub fn ask_all(engine: &Engine, llm: &dyn Provider, items: &[GoldenItem], option
         written.push(one);
     }
     Ok(written)
-}
-
-fn document_of(spec: &str) -> &str {
-    spec.split_once('#').map_or(spec, |(path, _)| path)
 }
 
 /// What `answer` to `item` shows (see the module docs); `cited` is the
