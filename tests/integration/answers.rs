@@ -133,6 +133,14 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
         let out = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", folds, "--install"]);
         assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("at least 2 folds"), "--folds {folds}");
     }
+    let lexical = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--lexical", "--install"]);
+    assert!(!lexical.status.success() && String::from_utf8_lossy(&lexical.stderr).contains("--out instead"), "a fit this index would not use");
+    let store = sandbox.data.join("kea.sqlite3");
+    let inside = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--out", store.to_str().unwrap(), "--force"]);
+    assert!(!inside.status.success() && String::from_utf8_lossy(&inside.stderr).contains("inside Kea's data folder"));
+    let kept: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
+    assert_eq!(kept, saved, "the collection's own fit stays in use");
+    assert!(sandbox.json(&["status", "--json"])["chunks"].as_u64().unwrap() > 0, "the index is intact");
     let reset = sandbox.run(&["eval", "--reset-calibration"]);
     assert!(reset.status.success(), "{}", String::from_utf8_lossy(&reset.stderr));
     assert!(!sandbox.data.join("relevance-calibration.json").exists(), "reset to Kea's own fit");

@@ -158,6 +158,29 @@ fn removing_a_collection_never_touches_its_folders_and_keeps_the_index_unless_as
 }
 
 #[test]
+fn a_new_collection_of_another_name_never_takes_over_a_removed_ones_kept_index() {
+    let sandbox = Sandbox::empty();
+    let kitchen = sandbox.data.with_file_name("kitchen");
+    write_kitchen(&kitchen);
+    let diary = sandbox.data.with_file_name("diary");
+    std::fs::create_dir_all(&diary).unwrap();
+    std::fs::write(diary.join("today.md"), "# Today\n\nA walk by the river after lunch.\n").unwrap();
+    // Both names have no ASCII letters: they would make the same folder name.
+    sandbox.json(&["kb", "create", "资料", "--folder", kitchen.to_str().unwrap(), "--json"]);
+    sandbox.json(&["--kb", "资料", "index", "--json"]);
+    let kept = Path::new(sandbox.json(&["kb", "remove", "资料", "--json"])["index_dir"].as_str().unwrap()).to_path_buf();
+
+    sandbox.json(&["kb", "create", "日记", "--folder", diary.to_str().unwrap(), "--json"]);
+    assert_eq!(sandbox.json(&["--kb", "日记", "status", "--json"])["chunks"], 0, "the new collection starts empty");
+    sandbox.json(&["--kb", "日记", "index", "--json"]);
+    sandbox.json(&["kb", "remove", "日记", "--delete-index", "--json"]);
+    assert!(kept.join("kea.sqlite3").is_file(), "the removed collection's index is still kept");
+
+    sandbox.json(&["kb", "create", "资料", "--folder", kitchen.to_str().unwrap(), "--json"]);
+    assert_eq!(count(&sandbox.json(&["--kb", "资料", "index", "--json"]), "embedded"), 0, "its own name finds it again");
+}
+
+#[test]
 fn a_collection_of_several_folders_keys_each_document_under_its_folder() {
     let sandbox = Sandbox::empty();
     let (kitchen, garden) = (sandbox.data.with_file_name("kitchen"), sandbox.data.with_file_name("garden"));

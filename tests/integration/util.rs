@@ -59,6 +59,10 @@ impl Sandbox {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kea"));
         cmd.arg("--knowledge").arg(&self.knowledge).arg("--data-dir").arg(data).args(args);
         cmd.env("KEA_MODELS_DIR", models_dirs());
+        // Tests run two at a time on two cores: an embedded model on every
+        // core would spin against the other test (llama.cpp's threads wait
+        // by spinning), slowing both several times over.
+        cmd.env("KEA_LLM_THREADS", "1");
         cmd
     }
 

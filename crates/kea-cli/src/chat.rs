@@ -160,7 +160,7 @@ pub fn ask(
         match event {
             ChatEvent::Token { text } => {
                 streamed.push_str(&text);
-                print!("{text}");
+                print!("{}", crate::output::terminal(&text));
                 let _ = stdout.flush();
             }
             ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {output}"),
@@ -180,16 +180,16 @@ pub fn ask(
     }
     if answer.answer.trim() != streamed.trim() {
         // The model's text was checked against the passages: what stands.
-        println!("\nchecked answer:\n{}", answer.answer);
+        println!("\nchecked answer:\n{}", crate::output::terminal(&answer.answer));
     }
     for sentence in &answer.shown.unsupported {
-        println!("  not supported by the passages (taken out): {sentence}");
+        println!("  not supported by the passages (taken out): {}", crate::output::terminal(sentence));
     }
     for c in &answer.citations {
-        println!("  [{}] {}", c.id, place(c));
+        println!("  [{}] {}", c.id, crate::output::terminal(&place(c)));
     }
     for r in &answer.shown.related {
-        println!("  related: {}\n    {}", place(&r.passage), r.snippet);
+        println!("  related: {}\n    {}", crate::output::terminal(&place(&r.passage)), crate::output::terminal(&r.snippet));
     }
     eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
     Ok(ExitCode::SUCCESS)
@@ -440,7 +440,7 @@ pub enum ChatCommand {
 }
 
 /// Runs a `kea chat` command on the collection's conversations.
-pub fn run(which: &ChatCommand, config: EngineConfig) -> anyhow::Result<ExitCode> {
+pub fn run(which: &ChatCommand, config: EngineConfig, app_data: &std::path::Path) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
     match which {
         ChatCommand::Export { id, out, force, json } => {
@@ -450,7 +450,7 @@ pub fn run(which: &ChatCommand, config: EngineConfig) -> anyhow::Result<ExitCode
                 false => conversations.export_markdown(*id)?,
             };
             match out {
-                Some(path) => crate::output::write_file(path, text.as_bytes(), *force)?,
+                Some(path) => crate::output::write_file(path, text.as_bytes(), *force, app_data)?,
                 None => print!("{text}"),
             }
         }

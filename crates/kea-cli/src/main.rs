@@ -449,11 +449,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval { golden, calibrate: true, lexical, folds, cross_lingual, out, from_signals, force, install, json, .. } => {
             let fit =
                 search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals, force: *force, install: *install };
-            search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref(), *json)
+            let app_data = app_data_dir(&cli);
+            search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref().map(|o| (o, app_data.as_path())), *json)
         }
         Command::Eval { golden, model_answers: true, llm, split, json, .. } => chat::eval_written(config()?, &settings, llm, golden, split.as_deref(), *json),
         Command::Eval { golden, signals_out: Some(file), label, force, .. } => {
-            search::signals_out(config()?, golden, &settings.retrieval, (file, *force), label.as_deref())
+            search::signals_out(config()?, golden, &settings.retrieval, (file, *force, &app_data_dir(&cli)), label.as_deref())
         }
         Command::Eval { golden, configs: named, split, json, .. } => {
             let named = if named.is_empty() {
@@ -473,7 +474,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::EvalRouter { questions, llm, json } => chat::eval_router(config()?, &settings, llm, questions, *json),
         Command::Setup(args) => setup::run(args, config()?, cli.models_dir.clone()),
         Command::Models { which } => models::run(which, app_config(), cli.models_dir.clone()),
-        Command::Chat { which } => chat::run(which, config()?),
+        Command::Chat { which } => chat::run(which, config()?, &app_data_dir(&cli)),
         Command::Mcp { llm } => mcp::run(mcp_scope(&cli, &settings, llm)),
         Command::Kb { which } => kb::run(which, &app_data_dir(&cli), &settings, &overrides(&cli), cli.knowledge.clone()),
         Command::Keys { which } => keys::run(which, &app_data_dir(&cli)),

@@ -61,9 +61,10 @@ pub fn run(configs: Vec<EngineConfig>, query: &str, retrieval: &RetrievalConfig,
     for (rank, hit) in result.hits.iter().enumerate() {
         let page = hit.chunk.page.map(|p| format!(" p.{p}")).unwrap_or_default();
         let collection = hit.chunk.collection.as_ref().map(|c| format!("{c} › ")).unwrap_or_default();
-        println!("{}. [{:.3}] {collection}{} | {}{page}", rank + 1, hit.score, hit.chunk.source, hit.chunk.heading_path);
+        let place = format!("{collection}{} | {}{page}", hit.chunk.source, hit.chunk.heading_path);
+        println!("{}. [{:.3}] {}", rank + 1, hit.score, crate::output::printable(&place));
         for line in hit.chunk.text.lines().take(4) {
-            println!("     {line}");
+            println!("     {}", crate::output::printable(line));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -138,12 +139,18 @@ pub fn calibrate(
     golden: &[PathBuf],
     retrieval: &RetrievalConfig,
     fit: Fit,
-    out: Option<&std::path::Path>,
+    out: Option<(&std::path::Path, &std::path::Path)>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let data_dir = config.data_dir.clone();
     let engine = crate::open_engine(config)?;
-    let model = if fit.lexical { String::new() } else { engine.status()?.model_id.unwrap_or_default() };
+    let index_model = engine.status()?.model_id.unwrap_or_default();
+    let model = if fit.lexical { String::new() } else { index_model.clone() };
+    if fit.install && model != index_model {
+        anyhow::bail!(
+            "a lexical fit (--lexical) is not what this index decides with: it uses its embedder's similarity ({index_model}); write the fit with --out instead"
+        );
+    }
     let rows = if fit.from_signals {
         let rows = golden.iter().map(|p| signals::read_rows(p)).collect::<Result<Vec<_>, _>>()?.concat();
         signals::check_rows(&rows, &model)?;
@@ -155,8 +162,8 @@ pub fn calibrate(
     let mut fitted = signals::calibrate_rows(&rows, &model, fit.folds, scope)?;
     fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
     let written = match out {
-        Some(path) => {
-            crate::output::write_file(path, &serde_json::to_vec_pretty(&fitted)?, fit.force)?;
+        Some((path, app_data)) => {
+            crate::output::write_file(path, &serde_json::to_vec_pretty(&fitted)?, fit.force, app_data)?;
             Some(path.to_path_buf())
         }
         // The data folder's decision changes only when asked, after the figures.
@@ -204,12 +211,12 @@ pub fn signals_out(
     config: EngineConfig,
     golden: &[PathBuf],
     retrieval: &RetrievalConfig,
-    (file, force): (&std::path::Path, bool),
+    (file, force, app_data): (&std::path::Path, bool, &std::path::Path),
     label: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let engine = crate::open_engine(config)?;
     let rows = signals::rows(&engine, &load_all(golden)?, retrieval, label.unwrap_or_default())?;
-    crate::output::write_file(file, signals::rows_text(&rows)?.as_bytes(), force)?;
+    crate::output::write_file(file, signals::rows_text(&rows)?.as_bytes(), force, app_data)?;
     eprintln!("{} questions' signals written to {}", rows.len(), file.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -128,6 +128,9 @@ pub fn checked_name(name: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
+/// The file in a collection's index folder that names its collection.
+const NAME_FILE: &str = "collection-name";
+
 /// How many `Name (n)` folders are tried before giving up.
 const MAX_FOLDER_TRIES: usize = 1000;
 
@@ -308,11 +311,43 @@ impl Library {
         let name = self.check_new_name(name)?;
         settings.validate()?;
         let folders = checked_folders(folders, &self.data_dir)?;
-        let taken: Vec<&str> = self.collections.iter().map(|c| c.dir.as_str()).collect();
-        let collection = Collection { dir: index_dir_for(&name, &taken), name, folders, settings };
+        let dir = self.free_index_dir(&name);
+        let collection = Collection { dir, name, folders, settings };
+        self.mark_owner(&collection)?;
         self.collections.push(collection.clone());
         self.save()?;
         Ok(collection)
+    }
+
+    /// The index folder for a new collection `name`: the kept index of a
+    /// removed collection of this very name (found again, nothing
+    /// re-embedded), else a name no collection uses and no folder on disk
+    /// has, so a kept index (with its conversations) is never taken over
+    /// by a collection of another name.
+    fn free_index_dir(&self, name: &str) -> String {
+        let root = self.data_dir.join(COLLECTIONS_DIR);
+        let mut taken: Vec<String> = self.collections.iter().map(|c| c.dir.clone()).collect();
+        let on_disk: Vec<String> =
+            std::fs::read_dir(&root).map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+        let kept = on_disk
+            .iter()
+            .filter(|dir| is_index_dir_name(dir) && !taken.contains(dir))
+            .find(|dir| std::fs::read_to_string(root.join(dir).join(NAME_FILE)).is_ok_and(|owner| owner.trim().eq_ignore_ascii_case(name)));
+        if let Some(dir) = kept {
+            return dir.clone();
+        }
+        taken.extend(on_disk);
+        index_dir_for(name, &taken.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Records in `collection`'s index folder whose it is (see [`Self::free_index_dir`]).
+    fn mark_owner(&self, collection: &Collection) -> Result<()> {
+        if collection.is_default() {
+            return Ok(());
+        }
+        let dir = self.index_dir(collection);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        std::fs::write(dir.join(NAME_FILE), &collection.name).map_err(|e| Error::io(format!("writing {}", dir.display()), e))
     }
 
     /// A new, empty folder beside the collections' indexes, for unpacking
@@ -328,14 +363,11 @@ impl Library {
     /// place under a folder name no index uses yet).
     pub(crate) fn adopt(&mut self, name: &str, index: &Path, folders: Vec<PathBuf>, settings: CollectionSettings) -> Result<Collection> {
         let name = self.check_new_name(name)?;
-        let mut taken: Vec<String> = self.collections.iter().map(|c| c.dir.clone()).collect();
         let root = self.data_dir.join(COLLECTIONS_DIR);
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            taken.extend(entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()));
-        }
-        let dir = index_dir_for(&name, &taken.iter().map(String::as_str).collect::<Vec<_>>());
+        let dir = self.free_index_dir(&name);
         std::fs::rename(index, root.join(&dir)).map_err(|e| Error::io(format!("moving the index into {}", root.display()), e))?;
         let collection = Collection { name, dir, folders, settings };
+        self.mark_owner(&collection)?;
         self.collections.push(collection.clone());
         self.save()?;
         Ok(collection)
@@ -369,6 +401,7 @@ impl Library {
             return Err(Error::InvalidInput(format!("a collection called '{to}' exists already")));
         }
         self.collections[position].name = to;
+        self.mark_owner(&self.collections[position])?;
         self.save()
     }
 

@@ -20,6 +20,8 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
 use crate::gguf::GgufModel;
@@ -238,6 +240,7 @@ struct Loaded<'s> {
 impl<'s> Loaded<'s> {
     fn new(spec: &'s GgufModel, threads: usize) -> Result<Loaded<'s>, LlmError> {
         let backend = backend()?;
+        spec.check_file().map_err(|e| spec.error(e))?;
         let model = LlamaModel::load_from_file(backend, &spec.path, &LlamaModelParams::default()).map_err(|e| spec.error(e.to_string()))?;
         Ok(Loaded { spec, backend, model, threads })
     }
@@ -302,7 +305,7 @@ impl Session<'_> {
             if generated >= request.max_tokens || self.cached.len() + 1 >= n_ctx {
                 break Finish::Length;
             }
-            let token = sampler.sample(ctx, batch.n_tokens() - 1);
+            let token = sampler.sample(ctx, batch.n_tokens() - 1)?;
             if vocab.is_eog(token) {
                 break Finish::Stop;
             }
@@ -356,20 +359,58 @@ impl Session<'_> {
         Ok((batch, keep))
     }
 
-    fn sampler(&self, request: &Request) -> Result<LlamaSampler, LlmError> {
-        let mut chain = Vec::new();
-        if let Some(schema) = &request.json_schema {
-            let grammar = grammar_for_schema(schema)?;
-            chain.push(LlamaSampler::grammar(self.model, &grammar, "root").map_err(|e| LlmError::Generation(format!("grammar: {e}")))?);
-        }
-        chain.push(LlamaSampler::penalties(self.model.n_vocab(), 64, 1.1, 0.0, 0.0));
+    fn sampler(&self, request: &Request) -> Result<Sampling, LlmError> {
+        let grammar = match &request.json_schema {
+            Some(schema) => {
+                Some(LlamaSampler::grammar(self.model, &grammar_for_schema(schema)?, "root").map_err(|e| LlmError::Generation(format!("grammar: {e}")))?)
+            }
+            None => None,
+        };
+        let mut chain = vec![LlamaSampler::penalties(self.model.n_vocab(), 64, 1.1, 0.0, 0.0)];
         if request.temperature <= 0.0 {
             chain.push(LlamaSampler::greedy());
         } else {
             chain.push(LlamaSampler::temp(request.temperature));
             chain.push(LlamaSampler::dist(0x5EED));
         }
-        Ok(LlamaSampler::chain_simple(chain))
+        Ok(Sampling { base: LlamaSampler::chain_simple(chain), grammar })
+    }
+}
+
+/// A request's sampling: the base chain (repetition penalty, then greedy
+/// or temperature) and, for a JSON schema, its grammar, consulted as
+/// llama.cpp's own sampler does: the base chain's choice is checked alone,
+/// and only a token the grammar refuses makes it filter the whole
+/// vocabulary (150k tokens for Qwen) before choosing again.
+struct Sampling {
+    base: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+}
+
+impl Sampling {
+    fn sample(&mut self, ctx: &LlamaContext<'_>, idx: i32) -> Result<LlamaToken, LlmError> {
+        let Some(grammar) = &mut self.grammar else {
+            return Ok(self.base.sample(ctx, idx));
+        };
+        let mut candidates = ctx.token_data_array_ith(idx);
+        self.base.apply(&mut candidates);
+        let chosen = candidates.selected_token().filter(|&token| {
+            let mut alone = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            grammar.apply(&mut alone);
+            alone.data[0].logit().is_finite()
+        });
+        let token = match chosen {
+            Some(token) => token,
+            None => {
+                let mut candidates = ctx.token_data_array_ith(idx);
+                grammar.apply(&mut candidates);
+                self.base.apply(&mut candidates);
+                candidates.selected_token().ok_or_else(|| LlmError::Generation("the grammar allows no token".into()))?
+            }
+        };
+        grammar.accept(token);
+        self.base.accept(token);
+        Ok(token)
     }
 }
 

@@ -60,12 +60,12 @@ pub fn load_golden(path: &Path) -> Result<Vec<GoldenItem>> {
 
 /// The longest line a JSON-lines file given to an evaluation may have.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
-/// The most rows (non-empty lines) such a file may have.
+/// The most lines (blank ones too) such a file may have.
 pub const MAX_ROWS: usize = 200_000;
 
 /// The text of a JSON-lines file, read a line at a time and refused, with
 /// the limit and the line named, past [`MAX_LINE_BYTES`] in a line or
-/// [`MAX_ROWS`] rows: `/dev/zero` or a huge file is refused at once.
+/// [`MAX_ROWS`] lines: `/dev/zero` or a huge file is refused at once.
 pub fn read_json_lines(path: &Path) -> Result<String> {
     use std::io::{BufRead, Read};
     let file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
@@ -84,13 +84,13 @@ pub fn read_json_lines(path: &Path) -> Result<String> {
             return Err(refused(line, format!("the line is longer than {} KiB", MAX_LINE_BYTES / 1024)));
         }
         let decoded = String::from_utf8(bytes).map_err(|_| refused(line, "the line is not UTF-8 text".into()))?;
-        if !decoded.trim().is_empty() {
-            rows += 1;
-            if rows > MAX_ROWS {
-                return Err(refused(line, format!("more than {MAX_ROWS} rows")));
-            }
+        // Blank lines count too: an endless stream of them is no file.
+        rows += 1;
+        if rows > MAX_ROWS {
+            return Err(refused(line, format!("more than {MAX_ROWS} lines")));
         }
-        text.push_str(&decoded);
+        // A byte-order mark (editors on Windows write one) is not text.
+        text.push_str(if line == 1 { decoded.trim_start_matches('\u{feff}') } else { &decoded });
     }
 }
 
@@ -396,14 +396,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("golden.jsonl");
         let item = r#"{"query": "q", "relevant": ["a.md"]}"#;
-        std::fs::write(&file, format!("{item}\n\n{item}\n")).unwrap();
-        assert_eq!(load_golden(&file).unwrap().len(), 2);
+        std::fs::write(&file, format!("\u{feff}{item}\n\n{item}\n")).unwrap();
+        assert_eq!(load_golden(&file).unwrap().len(), 2, "a byte-order mark and a blank line are no question");
         std::fs::write(&file, format!("{item}\n{}\n", "x".repeat(MAX_LINE_BYTES + 1))).unwrap();
         let long = load_golden(&file).unwrap_err().to_string();
         assert!(long.contains("golden.jsonl:2") && long.contains("64 KiB"), "{long}");
         std::fs::write(&file, format!("{item}\n").repeat(MAX_ROWS + 1)).unwrap();
         let many = load_golden(&file).unwrap_err().to_string();
-        assert!(many.contains(&format!("more than {MAX_ROWS} rows")), "{many}");
+        assert!(many.contains(&format!("more than {MAX_ROWS} lines")), "{many}");
+        std::fs::write(&file, "\n".repeat(MAX_ROWS + 1)).unwrap();
+        assert!(load_golden(&file).unwrap_err().to_string().contains("more than"), "blank lines count");
         let zero = read_json_lines(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(zero.contains(":1:") && zero.contains("64 KiB"), "endless input is refused at its first line: {zero}");
     }

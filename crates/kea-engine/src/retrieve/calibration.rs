@@ -177,7 +177,11 @@ impl Calibration {
     pub fn save(&self, data_dir: &Path) -> Result<PathBuf> {
         let path = Self::path(data_dir);
         let json = serde_json::to_vec_pretty(self).map_err(|e| Error::io("encoding the calibration", e.into()))?;
-        std::fs::write(&path, json).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        // Staged beside it and renamed over it: a failed write leaves the
+        // decision in use, and a link there is replaced, never written through.
+        let mut staged = tempfile::NamedTempFile::new_in(data_dir).map_err(|e| Error::io(format!("writing beside {}", path.display()), e))?;
+        std::io::Write::write_all(&mut staged, &json).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        staged.persist(&path).map_err(|e| Error::io(format!("writing {}", path.display()), e.error))?;
         Ok(path)
     }
 
@@ -344,10 +348,71 @@ pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, f
         )));
     }
     let mut calibration = Calibration { answer_at, refuse_below, ..Calibration::fitted_on(model, features, fit_weights(&matrix(&all, features), &labels)) };
+    check_sense(&calibration, samples, (&of_class(true), &of_class(false)))?;
     let outcomes = |a: bool| -> Vec<Outcome> { of_class(a).iter().map(|&p| calibration.outcome(p)).collect() };
     calibration.fitted =
         FitReport { golden: Vec::new(), folds, out_of_fold: (OutcomeRates::of(&outcomes(true)), OutcomeRates::of(&outcomes(false))), ..FitReport::default() };
     Ok(calibration)
+}
+
+/// Out of fold, a fit must rank an answerable question above an
+/// unanswerable one this often (the area under the ROC curve; 0.5 is a
+/// coin): below it, the fit decides nothing.
+const MIN_SEPARATION: f32 = 0.55;
+
+/// Refuses a fit that decides nothing (its out-of-fold probabilities do
+/// not tell the classes apart: rows that are all alike) or that decides
+/// backwards: its probabilities fall where the fit Kea ships for the same
+/// embedder rises (labels flipped, or signals of another scale).
+fn check_sense(fitted: &Calibration, samples: &[Sample], (answerable, unanswerable): (&[f32], &[f32])) -> Result<()> {
+    let separation = area_under_curve(answerable, unanswerable);
+    if separation < MIN_SEPARATION {
+        return Err(Error::InvalidInput(format!(
+            "the fit does not tell answerable questions from the others (it ranks them right {:.0}% of the time, a coin 50%): nothing was written",
+            separation * 100.0
+        )));
+    }
+    let shipped = Calibration::shipped(&fitted.model);
+    let ours: Vec<f32> = samples.iter().map(|s| fitted.probability(&s.signals)).collect();
+    let kea: Vec<f32> = samples.iter().map(|s| shipped.for_signals(&s.signals).probability(&s.signals)).collect();
+    match correlation(&ours, &kea) {
+        Some(r) if r < 0.0 => Err(Error::InvalidInput(format!(
+            "the fit decides against Kea's own decision for this embedder (correlation {r:.2}): are the questions' answerable marks reversed, or their signals another embedder's? Nothing was written"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The share of (answerable, unanswerable) pairs ranked right, ties half.
+fn area_under_curve(answerable: &[f32], unanswerable: &[f32]) -> f32 {
+    let pairs = (answerable.len() * unanswerable.len()).max(1) as f32;
+    let right: f32 = answerable
+        .iter()
+        .map(|a| {
+            unanswerable
+                .iter()
+                .map(|u| {
+                    if a > u {
+                        1.0
+                    } else if a == u {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f32>()
+        })
+        .sum();
+    right / pairs
+}
+
+/// Pearson's correlation; none when either side does not vary.
+fn correlation(a: &[f32], b: &[f32]) -> Option<f32> {
+    let n = a.len().max(1) as f32;
+    let (mean_a, mean_b) = (a.iter().sum::<f32>() / n, b.iter().sum::<f32>() / n);
+    let cov: f32 = a.iter().zip(b).map(|(x, y)| (x - mean_a) * (y - mean_b)).sum();
+    let (var_a, var_b) = (a.iter().map(|x| (x - mean_a).powi(2)).sum::<f32>(), b.iter().map(|y| (y - mean_b).powi(2)).sum::<f32>());
+    (var_a > 1e-9 && var_b > 1e-9).then(|| cov / (var_a * var_b).sqrt())
 }
 
 #[cfg(test)]
@@ -375,9 +440,25 @@ mod tests {
     }
 
     #[test]
+    fn a_fit_that_decides_nothing_or_backwards_is_refused() {
+        let targets = Targets::SHIPPED;
+        let features = vec!["coverage".to_string(), "noise".to_string()];
+        let alike: Vec<Sample> = (0..60).map(|i| sample(0.5, i % 2 == 0)).collect();
+        let nothing = fit(&alike, &features, "m", 5, &|i| i % 5, &targets).unwrap_err().to_string();
+        assert!(nothing.contains("does not tell"), "{nothing}");
+        // Flipped marks: the more of the question a passage covers, the less answerable.
+        let flipped: Vec<Sample> = (0..60).map(|i| sample((i % 10) as f32 / 10.0, i % 10 < 5)).collect();
+        let backwards = fit(&flipped, &features, "m", 5, &|i| i % 5, &targets).unwrap_err().to_string();
+        assert!(backwards.contains("against Kea's own decision"), "{backwards}");
+        let right: Vec<Sample> = (0..60).map(|i| sample((i % 10) as f32 / 10.0, i % 10 >= 5)).collect();
+        assert!(fit(&right, &features, "m", 5, &|i| i % 5, &targets).is_ok());
+    }
+
+    #[test]
     fn overlapping_classes_get_an_unsure_band() {
         let samples: Vec<Sample> = (0..100).map(|i| sample((i % 10) as f32 / 10.0 + if i % 2 == 0 { 0.15 } else { 0.0 }, i % 2 == 0)).collect();
-        let fitted = fit(&samples, &["coverage".to_string()], "m", 5, &|i| i % 5, &Targets { keep_unanswerable: 0.92, unsure_cost: 0.1 }).unwrap();
+        // Folds of neighbouring pairs: `i % 5` would put in each fold two coverages whose order is the classes' reversed.
+        let fitted = fit(&samples, &["coverage".to_string()], "m", 5, &|i| (i / 2) % 5, &Targets { keep_unanswerable: 0.92, unsure_cost: 0.1 }).unwrap();
         assert!(fitted.refuse_below < fitted.answer_at, "{} {}", fitted.refuse_below, fitted.answer_at);
         let (answerable, unanswerable) = &fitted.fitted.out_of_fold;
         assert!(answerable.refused <= 0.2 && unanswerable.answered <= 0.09, "{answerable:?} {unanswerable:?}");
