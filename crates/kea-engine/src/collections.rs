@@ -311,7 +311,7 @@ impl Library {
         let name = self.check_new_name(name)?;
         settings.validate()?;
         let folders = checked_folders(folders, &self.data_dir)?;
-        let dir = self.free_index_dir(&name);
+        let dir = self.free_index_dir(&name, true);
         let collection = Collection { dir, name, folders, settings };
         self.mark_owner(&collection)?;
         self.collections.push(collection.clone());
@@ -319,18 +319,19 @@ impl Library {
         Ok(collection)
     }
 
-    /// The index folder for a new collection `name`: the kept index of a
-    /// removed collection of this very name (found again, nothing
-    /// re-embedded), else a name no collection uses and no folder on disk
-    /// has, so a kept index (with its conversations) is never taken over
-    /// by a collection of another name.
-    fn free_index_dir(&self, name: &str) -> String {
+    /// The index folder for a new collection `name`: when `reuse_kept`,
+    /// the kept index of a removed collection of this very name (found
+    /// again, nothing re-embedded); else a name no collection uses and no
+    /// folder on disk has, so a kept index (with its conversations) is
+    /// never taken over by a collection of another name.
+    fn free_index_dir(&self, name: &str, reuse_kept: bool) -> String {
         let root = self.data_dir.join(COLLECTIONS_DIR);
         let mut taken: Vec<String> = self.collections.iter().map(|c| c.dir.clone()).collect();
         let on_disk: Vec<String> =
             std::fs::read_dir(&root).map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
         let kept = on_disk
             .iter()
+            .filter(|_| reuse_kept)
             .filter(|dir| is_index_dir_name(dir) && !taken.contains(dir))
             .find(|dir| std::fs::read_to_string(root.join(dir).join(NAME_FILE)).is_ok_and(|owner| owner.trim().eq_ignore_ascii_case(name)));
         if let Some(dir) = kept {
@@ -364,7 +365,8 @@ impl Library {
     pub(crate) fn adopt(&mut self, name: &str, index: &Path, folders: Vec<PathBuf>, settings: CollectionSettings) -> Result<Collection> {
         let name = self.check_new_name(name)?;
         let root = self.data_dir.join(COLLECTIONS_DIR);
-        let dir = self.free_index_dir(&name);
+        // An imported index never lands on a kept one.
+        let dir = self.free_index_dir(&name, false);
         std::fs::rename(index, root.join(&dir)).map_err(|e| Error::io(format!("moving the index into {}", root.display()), e))?;
         let collection = Collection { name, dir, folders, settings };
         self.mark_owner(&collection)?;
