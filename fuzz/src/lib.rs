@@ -162,7 +162,8 @@ pub fn answer_text(data: &[u8]) {
             text: passage.to_string(),
             collection: None,
             url: None,
-            sentence_similarity: Vec::new(),
+            // Some similarities, fewer than the sentences, some out of range.
+            sentence_similarity: passage.bytes().take(i).map(|b| f32::from(b) / 128.0 - 0.5).collect(),
             names: if i % 3 == 0 { vec![question.chars().take(4).collect()] } else { Vec::new() },
         })
         .collect();
@@ -177,7 +178,8 @@ pub fn answer_text(data: &[u8]) {
     assert!(related.len() <= 3, "at most three related passages");
     let reading = Reading::of(&asked, &blocks);
     let _ = reading.request(&asked, Some(question));
-    let _ = reading.judge(&asked, reply, data.len().is_multiple_of(3));
+    let sentence_match = data.first().map(|&b| f32::from(b) / 255.0);
+    let _ = reading.judge(&asked, reply, data.len().is_multiple_of(3), sentence_match);
 }
 
 /// A fuzz target: takes any bytes, panics only on a defect.

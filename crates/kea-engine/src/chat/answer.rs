@@ -317,10 +317,11 @@ fn read(
     let mut output = model_use(&completion);
     output["read"] = serde_json::Value::String(reading.listing());
     output["coverage"] = serde_json::json!(reading.coverage());
+    output["similarity"] = serde_json::json!(reading.similarity());
     output["written"] = serde_json::Value::String(completion.text.clone());
     sink(ChatEvent::ToolEnd { tool: "llm", ms: crate::retrieve::elapsed_ms(t), output });
     answer.model = Some(ModelUse::of(&completion));
-    let verdict = reading.judge(question, &completion.text, retrieval.relevance.outcome == Outcome::Unsure);
+    let verdict = reading.judge(question, &completion.text, retrieval.relevance.outcome == Outcome::Unsure, retrieval.relevance.sentence_match);
     if let Verdict::Answered { text, cited, unsupported } = verdict {
         model_decided(&mut answer, Outcome::Answered, Reason::ModelAnswered);
         answer.answer = text;

@@ -323,6 +323,8 @@ pub struct ReadSentence<'a> {
     pub text: &'a str,
     /// The IDF-weighted share of the question's terms it or its heading holds.
     pub covered: f32,
+    /// The embedder's similarity to the question, when it was computed.
+    pub similarity: Option<f32>,
 }
 
 /// The sentences a language model may read to answer `question`, best
@@ -345,7 +347,12 @@ pub fn reading_sentences<'a>(question: &Question, blocks: &'a [ContextBlock]) ->
             }
         }
     }
-    keys.into_iter().map(|key| ReadSentence { block: pool[key.0], position: key, text: by_key[&key].text, covered: by_key[&key].covered }).collect()
+    keys.into_iter()
+        .map(|key| {
+            let block = pool[key.0];
+            ReadSentence { block, position: key, text: by_key[&key].text, covered: by_key[&key].covered, similarity: block.sentence_similarity.get(key.1).copied() }
+        })
+        .collect()
 }
 
 /// A passage offered as related reading, and its sentence closest to the question.

@@ -83,12 +83,22 @@ pub struct Reading<'b> {
     lines: Vec<Line<'b>>,
 }
 
-/// One numbered sentence: its passage, its text as shown, and how much of
-/// the question it (or its heading) holds.
+/// One numbered sentence: its passage, its text as shown, how much of the
+/// question it (or its heading) holds, and the embedder's similarity of the
+/// two (when computed).
 struct Line<'b> {
     block: &'b ContextBlock,
     text: String,
     covered: f32,
+    similarity: Option<f32>,
+}
+
+impl Line<'_> {
+    /// Whether it speaks of what was asked: it holds enough of the
+    /// question's words, or the embedder finds it as close as `sentence_match`.
+    fn speaks_of_the_question(&self, sentence_match: Option<f32>) -> bool {
+        self.covered >= MIN_COVERED || matches!((self.similarity, sentence_match), (Some(s), Some(at)) if s >= at)
+    }
 }
 
 /// When retrieval alone was unsure, a sentence the model names must hold
@@ -196,7 +206,7 @@ impl<'b> Reading<'b> {
                 continue;
             }
             budget = budget.saturating_sub(cost);
-            chosen.push((sentence.position, Line { block: sentence.block, text, covered: sentence.covered }));
+            chosen.push((sentence.position, Line { block: sentence.block, text, covered: sentence.covered, similarity: sentence.similarity }));
         }
         chosen.sort_by_key(|(position, _)| *position);
         Reading { lines: chosen.into_iter().map(|(_, line)| line).collect() }
@@ -224,6 +234,12 @@ impl<'b> Reading<'b> {
     /// How much of the question each numbered sentence covers (for the trace).
     pub fn coverage(&self) -> Vec<f32> {
         self.lines.iter().map(|l| (l.covered * 100.0).round() / 100.0).collect()
+    }
+
+    /// The embedder's similarity of each numbered sentence to the question
+    /// (for the trace; `None` where it was not computed).
+    pub fn similarity(&self) -> Vec<Option<f32>> {
+        self.lines.iter().map(|l| l.similarity.map(|s| (s * 1000.0).round() / 1000.0)).collect()
     }
 
     /// The request: the fixed instructions and examples, then these
@@ -256,11 +272,12 @@ impl<'b> Reading<'b> {
     }
 
     /// Judges the model's output `written` for `question` (see the module
-    /// docs). With `must_cover` (the retrieval alone was unsure), the
-    /// sentences it names must hold enough of the question
-    /// ([`MIN_COVERED`]): a sentence about the same thing, not about what
-    /// was asked, answers nothing.
-    pub fn judge(&self, question: &Question, written: &str, must_cover: bool) -> Verdict {
+    /// docs). With `must_cover` (the retrieval alone was unsure), a sentence
+    /// it names must speak of what was asked: hold enough of the question's
+    /// words ([`MIN_COVERED`]) or be as close to it as `sentence_match` (the
+    /// embedder's fitted similarity); a sentence about the same thing, not
+    /// about what was asked, answers nothing.
+    pub fn judge(&self, question: &Question, written: &str, must_cover: bool, sentence_match: Option<f32>) -> Verdict {
         let Some(value) = extract_object(written) else { return Verdict::Rejected(Rejection::Unreadable) };
         let Some(numbers) = value.get("evidence").and_then(|e| e.as_array()) else { return Verdict::Rejected(Rejection::Unreadable) };
         let mut evidence: Vec<usize> = numbers.iter().filter_map(|n| n.as_u64()).map(|n| n as usize).filter(|n| (1..=self.lines.len()).contains(n)).collect();
@@ -273,7 +290,7 @@ impl<'b> Reading<'b> {
             evidence = vec![restated];
         }
         let lines: Vec<&Line> = evidence.iter().map(|n| &self.lines[n - 1]).collect();
-        if must_cover && lines.iter().all(|l| l.covered < MIN_COVERED) {
+        if must_cover && !lines.iter().any(|l| l.speaks_of_the_question(sentence_match)) {
             return Verdict::Rejected(Rejection::Uncovered);
         }
         let mut cited: Vec<&ContextBlock> = Vec::new();
@@ -425,7 +442,7 @@ mod tests {
     use crate::chat::extractive::tests::block;
 
     fn reading_of(blocks: &[ContextBlock]) -> Reading<'_> {
-        let line = |block, text: &str| Line { block, text: text.to_string(), covered: 1.0 };
+        let line = |block, text: &str| Line { block, text: text.to_string(), covered: 1.0, similarity: None };
         Reading { lines: blocks.iter().flat_map(|b| crate::retrieve::context::sentences(&b.text).into_iter().map(move |s| line(b, s))).collect() }
     }
 
@@ -450,17 +467,17 @@ mod tests {
         ];
         let reading = reading_of(&blocks);
         let how_often = Question::new("How often should I descale the kettle?", None);
-        let good = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every four weeks."}"#, false);
+        let good = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every four weeks."}"#, false, None);
         assert_eq!(good, Verdict::Answered { text: "Descale the kettle every four weeks. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
-        assert_eq!(reading.judge(&how_often, r#"{"evidence": [], "reply": ""}"#, false), Verdict::NoAnswer);
-        assert_eq!(reading.judge(&how_often, r#"{"evidence": [9], "reply": "Weekly."}"#, false), Verdict::NoAnswer, "a number it was not shown");
-        assert_eq!(reading.judge(&how_often, "the kettle", false), Verdict::Rejected(Rejection::Unreadable));
-        let zh = reading.judge(&Question::new("水壶多久除垢一次？", None), r#"{"evidence": [1], "reply": "Every four weeks."}"#, false);
+        assert_eq!(reading.judge(&how_often, r#"{"evidence": [], "reply": ""}"#, false, None), Verdict::NoAnswer);
+        assert_eq!(reading.judge(&how_often, r#"{"evidence": [9], "reply": "Weekly."}"#, false, None), Verdict::NoAnswer, "a number it was not shown");
+        assert_eq!(reading.judge(&how_often, "the kettle", false, None), Verdict::Rejected(Rejection::Unreadable));
+        let zh = reading.judge(&Question::new("水壶多久除垢一次？", None), r#"{"evidence": [1], "reply": "Every four weeks."}"#, false, None);
         assert_eq!(zh, Verdict::Rejected(Rejection::OtherLanguage));
-        let number = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every 6 weeks."}"#, false);
+        let number = reading.judge(&how_often, r#"{"evidence": [1], "reply": "Descale the kettle every 6 weeks."}"#, false, None);
         assert_eq!(number, Verdict::Rejected(Rejection::UnheldNumber));
         let how_long = Question::new("How long does the kettle last?", None);
-        let off = reading.judge(&how_long, r#"{"evidence": [3], "reply": "The kettle is made in Sheffield."}"#, false);
+        let off = reading.judge(&how_long, r#"{"evidence": [3], "reply": "The kettle is made in Sheffield."}"#, false, None);
         assert_eq!(off, Verdict::Rejected(Rejection::OffTheQuestion), "a place for a duration");
     }
 
@@ -468,14 +485,18 @@ mod tests {
     fn evidence_without_a_reply_is_quoted_and_evidence_that_misses_the_question_stands_only_when_retrieval_was_sure() {
         let blocks = [block("S1", "Kettle > Care", "Descale the kettle every four weeks.")];
         let asked = Question::new("How often should I descale the kettle?", None);
-        let quoted = reading_of(&blocks).judge(&asked, r#"{"evidence": [1], "reply": ""}"#, false);
+        let quoted = reading_of(&blocks).judge(&asked, r#"{"evidence": [1], "reply": ""}"#, false, None);
         assert_eq!(quoted, Verdict::Answered { text: "Descale the kettle every four weeks. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
-        let in_chinese = reading_of(&blocks).judge(&Question::new("水壶多久除垢？", None), r#"{"evidence": [1], "reply": ""}"#, false);
+        let in_chinese = reading_of(&blocks).judge(&Question::new("水壶多久除垢？", None), r#"{"evidence": [1], "reply": ""}"#, false, None);
         assert_eq!(in_chinese, Verdict::NoAnswer, "a sentence in another language is no reply");
-        let weak = Reading { lines: vec![Line { block: &blocks[0], text: blocks[0].text.clone(), covered: MIN_COVERED / 2.0 }] };
+        let weak = |similarity| Reading { lines: vec![Line { block: &blocks[0], text: blocks[0].text.clone(), covered: MIN_COVERED / 2.0, similarity }] };
         let reply = r#"{"evidence": [1], "reply": "Descale it every four weeks."}"#;
-        assert_eq!(weak.judge(&asked, reply, true), Verdict::Rejected(Rejection::Uncovered));
-        assert!(matches!(weak.judge(&asked, reply, false), Verdict::Answered { .. }), "retrieval was sure: the model's pick stands");
+        assert_eq!(weak(None).judge(&asked, reply, true, Some(0.5)), Verdict::Rejected(Rejection::Uncovered));
+        assert!(matches!(weak(None).judge(&asked, reply, false, None), Verdict::Answered { .. }), "retrieval was sure: the model's pick stands");
+        // A paraphrase: few shared words, but the embedder finds it close.
+        assert!(matches!(weak(Some(0.7)).judge(&asked, reply, true, Some(0.5)), Verdict::Answered { .. }));
+        assert_eq!(weak(Some(0.3)).judge(&asked, reply, true, Some(0.5)), Verdict::Rejected(Rejection::Uncovered));
+        assert_eq!(weak(Some(0.7)).judge(&asked, reply, true, None), Verdict::Rejected(Rejection::Uncovered), "no similarity fitted for the embedder");
     }
 
     #[test]
@@ -484,7 +505,7 @@ mod tests {
             [block("S1", "Cage > Cleaning", "Use natural wood perches. Clean food and water dishes every day."), block("S2", "Diet", "Offer pellets daily.")];
         let reading = reading_of(&blocks);
         let asked = Question::new("do I have to wash the bowls every day", None);
-        let got = reading.judge(&asked, r#"{"evidence": [3], "reply": "Clean the food and water dishes every day."}"#, false);
+        let got = reading.judge(&asked, r#"{"evidence": [3], "reply": "Clean the food and water dishes every day."}"#, false, None);
         assert_eq!(got, Verdict::Answered { text: "Clean the food and water dishes every day. [S1]".into(), cited: vec!["S1".into()], unsupported: vec![] });
     }
 
@@ -495,6 +516,7 @@ mod tests {
             &Question::new("How many years do lorikeets live?", None),
             r#"{"evidence": [1], "reply": "About 15 to 20 years."}"#,
             false,
+            None,
         );
         assert!(matches!(got, Verdict::Answered { .. }), "{got:?}");
     }

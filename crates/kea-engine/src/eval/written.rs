@@ -50,9 +50,11 @@ pub struct Written {
     pub first_token_ms: Option<f64>,
     pub model: Option<ModelUse>,
     /// What the model was shown (the numbered sentences, with how much of
-    /// the question each covers) and wrote, when it was asked.
+    /// the question each covers and the embedder's similarity of each to
+    /// it) and wrote, when it was asked.
     pub read: Option<String>,
     pub coverage: Option<serde_json::Value>,
+    pub similarity: Option<serde_json::Value>,
     pub written: Option<String>,
 }
 
@@ -77,7 +79,8 @@ pub fn ask_all(engine: &Engine, llm: &dyn Provider, items: &[GoldenItem], option
         let cited: String = engine.retriever().chunks(&ids)?.iter().map(|c| format!("{}\n{}\n", c.heading_path, c.text)).collect();
         let mut one = judge(item, &answer, &cited, total_ms, first_token_ms);
         let text_of = |key: &str| model_output.get(key).and_then(|v| v.as_str()).map(str::to_string);
-        (one.read, one.written, one.coverage) = (text_of("read"), text_of("written"), model_output.get("coverage").cloned());
+        (one.read, one.written) = (text_of("read"), text_of("written"));
+        (one.coverage, one.similarity) = (model_output.get("coverage").cloned(), model_output.get("similarity").cloned());
         written.push(one);
     }
     Ok(written)
@@ -107,6 +110,7 @@ pub fn judge(item: &GoldenItem, answer: &ChatAnswer, cited: &str, total_ms: f64,
         model: answer.model.clone(),
         read: None,
         coverage: None,
+        similarity: None,
         written: None,
     }
 }

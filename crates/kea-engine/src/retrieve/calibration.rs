@@ -118,6 +118,13 @@ pub struct Calibration {
     /// fitted on such questions alone: word matches mean something else there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_lingual: Option<Box<Calibration>>,
+    /// The embedder's question-to-sentence similarity at or above which a
+    /// sentence the language model names as evidence speaks of what was
+    /// asked, though it shares too few of its words (a paraphrase); fitted
+    /// per embedder on the fit split (docs/retrieval.md). `None`: only
+    /// shared words count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence_match: Option<f32>,
 }
 
 /// The named signal values of one question.
@@ -159,7 +166,12 @@ impl Calibration {
     /// lexical one.
     pub fn for_model(data_dir: &Path, model: &str) -> Calibration {
         let own = std::fs::read(Self::path(data_dir)).ok().and_then(|b| serde_json::from_slice::<Calibration>(&b).ok());
-        own.filter(|c| c.model == model && c.is_valid()).unwrap_or_else(|| Self::shipped(model))
+        let shipped = Self::shipped(model);
+        match own.filter(|c| c.model == model && c.is_valid()) {
+            // A user's fit decides relevance; the sentence test is the embedder's.
+            Some(own) => Calibration { sentence_match: own.sentence_match.or(shipped.sentence_match), ..own },
+            None => shipped,
+        }
     }
 
     /// The fit Kea ships for `model` (the lexical one for another model).
@@ -226,6 +238,7 @@ impl Calibration {
             refuse_below: 0.5,
             fitted: FitReport::default(),
             cross_lingual: None,
+            sentence_match: None,
         }
     }
 }

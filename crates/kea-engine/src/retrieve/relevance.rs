@@ -55,6 +55,9 @@ pub struct Relevance {
     /// Query terms absent from the top passages, with how many chunks of
     /// the collection contain each.
     pub missing: Vec<(String, usize)>,
+    /// The similarity at which a sentence speaks of the question (see
+    /// [`super::calibration::Calibration::sentence_match`]).
+    pub sentence_match: Option<f32>,
     /// Why, as data (the app says it in the user's language)…
     pub reasons: Vec<Reason>,
     /// …and in English, with the outcome.
@@ -141,6 +144,7 @@ impl Relevance {
             best_dense: None,
             best_rerank: None,
             missing: vec![],
+            sentence_match: None,
             reasons: vec![],
             reason: String::new(),
         }
@@ -285,6 +289,7 @@ impl Retriever<'_> {
             best_dense,
             best_rerank,
             missing: Vec::new(),
+            sentence_match: None,
             reasons: Vec::new(),
             reason: String::new(),
         };
@@ -313,6 +318,7 @@ impl Retriever<'_> {
             judged.decide(outcome, vec![Reason::Rerank { probability: p, threshold: config.min_score }]);
         } else {
             let shipped = self.calibration();
+            judged.sentence_match = shipped.sentence_match.filter(|_| dense.is_some());
             let calibration = shipped.for_signals(&judged.signals);
             judged.probability = calibration.probability(&judged.signals);
             if lexical.as_ref().is_some_and(|l| l.coverage <= 0.0) && dense.is_none() {
