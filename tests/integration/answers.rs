@@ -129,9 +129,9 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     assert_ne!(threshold(&saved, "answer_at"), threshold(&shipped, "answer_at"), "a fit of its own, not the shipped one");
     let own = [threshold(&saved, "answer_at"), threshold(&saved, "refuse_below")];
     assert!(own.iter().any(|t| reason.contains(t.as_str())), "the collection's own thresholds decide: {reason} ({own:?})");
-    for folds in ["0", "1"] {
+    for (folds, refusal) in [("0", "at least 2 folds"), ("1", "at least 2 folds"), ("1000000", "at most 20 folds")] {
         let out = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", folds, "--install"]);
-        assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("at least 2 folds"), "--folds {folds}");
+        assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains(refusal), "--folds {folds}");
     }
     let lexical = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--lexical", "--install"]);
     assert!(!lexical.status.success() && String::from_utf8_lossy(&lexical.stderr).contains("--out instead"), "a fit this index would not use");
@@ -141,6 +141,8 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     let kept: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
     assert_eq!(kept, saved, "the collection's own fit stays in use");
     assert!(sandbox.json(&["status", "--json"])["chunks"].as_u64().unwrap() > 0, "the index is intact");
+    let with_a_file = sandbox.run(&["eval", file.to_str().unwrap(), "--reset-calibration"]);
+    assert!(!with_a_file.status.success() && sandbox.data.join("relevance-calibration.json").exists(), "a golden file is no part of a reset");
     let reset = sandbox.run(&["eval", "--reset-calibration"]);
     assert!(reset.status.success(), "{}", String::from_utf8_lossy(&reset.stderr));
     assert!(!sandbox.data.join("relevance-calibration.json").exists(), "reset to Kea's own fit");

@@ -313,3 +313,21 @@ fn a_question_in_another_language_than_the_documents_is_also_searched_in_theirs(
     let shown = if crossed["outcome"] == "answered" { &crossed["citations"][0] } else { &crossed["related"][0] };
     assert_eq!(shown["source"], "lamp.md", "{crossed}");
 }
+
+/// A document pasted as the question is refused with its length, before
+/// anything is searched or kept; a question at the limit is asked.
+#[test]
+fn a_question_past_the_length_limit_is_refused_saying_so_and_keeps_nothing() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let pasted = "parrots eat seeds ".repeat(200);
+    for command in [vec!["ask", pasted.as_str(), "--provider", "none"], vec!["search", pasted.as_str()]] {
+        let out = sandbox.run(&command);
+        assert!(!out.status.success(), "{command:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("3600 characters") && stderr.contains("2000"), "{stderr}");
+    }
+    let at_limit = format!("{}?", "what do parrots eat ".repeat(100).chars().take(1999).collect::<String>());
+    let answer = ask(&sandbox, &[at_limit.as_str(), "--provider", "none"]);
+    assert_eq!(answer["chat_id"], 1, "the refused questions opened no conversation: {answer}");
+}

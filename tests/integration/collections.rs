@@ -212,7 +212,11 @@ fn hostile_names_folders_and_registries_are_refused_with_nothing_written() {
     let refusals = [
         (vec!["kb", "create", "all", "--folder", n], "means every collection"),
         (vec!["kb", "create", "default", "--folder", n], "exists already"),
-        (vec!["kb", "create", "Bad\u{7}", "--folder", n], "control characters"),
+        (vec!["kb", "create", "Bad\u{7}", "--folder", n], "invisible characters"),
+        // Names that look like another: a zero-width space, a direction override, full-width letters.
+        (vec!["kb", "create", "Bad\u{200B}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "\u{202E}daB", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "ＤＥＦＡＵＬＴ", "--folder", n], "exists already"),
         (vec!["kb", "create", "Gone", "--folder", "/nonexistent/folder"], "not a folder"),
         (vec!["kb", "create", "Inside", "--folder", inside.to_str().unwrap()], "inside Kea's data folder"),
         (vec!["kb", "create", "Twice", "--folder", n, "--folder", n], "overlap"),

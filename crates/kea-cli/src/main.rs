@@ -187,7 +187,7 @@ enum Command {
         install: bool,
         /// Decide this index's questions with the fit Kea ships again (removes the
         /// data folder's own fit).
-        #[arg(long, conflicts_with_all = ["calibrate", "signals_out", "model_answers"])]
+        #[arg(long, conflicts_with_all = ["golden", "calibrate", "signals_out", "model_answers"])]
         reset_calibration: bool,
         /// With --calibrate: the files given are signal rows written by --signals-out
         /// (questions asked of several collections, fitted and reported together).

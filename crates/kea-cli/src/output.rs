@@ -30,16 +30,29 @@ pub fn write_file(path: &Path, bytes: &[u8], force: bool, data_dir: &Path) -> an
             bail!("{} is inside Kea's data folder ({}), which holds the index and conversations: name a file elsewhere", path.display(), data.display());
         }
     }
-    match std::fs::symlink_metadata(path) {
+    let replaced = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => bail!("{} is a link: Kea does not write through links; name a file", path.display()),
         Ok(meta) if !meta.is_file() => bail!("{} exists and is not a file", path.display()),
         Ok(_) if !force => bail!("{} exists already: choose another file, or pass --force to replace it", path.display()),
-        _ => {}
+        Ok(meta) => Some(meta.permissions()),
+        Err(_) => None,
+    };
+    let mut staged = staged_beside(folder).with_context(|| format!("writing beside {}", path.display()))?;
+    if let Some(permissions) = replaced {
+        staged.as_file().set_permissions(permissions).with_context(|| format!("writing {}", path.display()))?;
     }
-    let mut staged = tempfile::NamedTempFile::new_in(folder).with_context(|| format!("writing beside {}", path.display()))?;
     staged.write_all(bytes).and_then(|()| staged.as_file().sync_all()).with_context(|| format!("writing {}", path.display()))?;
     staged.persist(path).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+/// A file to stage the new one in, in `folder`: made as any new file is
+/// (its mode from the user's umask), not owner-only as temporary files are.
+fn staged_beside(folder: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(folder)
 }
 
 #[cfg(test)]
@@ -56,8 +69,15 @@ mod tests {
         write_file(&target, b"first", false).unwrap();
         let again = write_file(&target, b"second", false).unwrap_err().to_string();
         assert!(again.contains("--force") && std::fs::read(&target).unwrap() == b"first", "{again}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let plain = data.path().join("made-plainly");
+        std::fs::write(&plain, b"").unwrap();
+        assert_eq!(mode(&target), mode(&plain), "a new file is made as any other (the umask), not owner-only");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_file(&target, b"second", true).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"second");
+        assert_eq!(mode(&target), 0o640, "a replaced file keeps its mode");
 
         let precious = dir.path().join("kea.sqlite3");
         std::fs::write(&precious, b"the user's conversations").unwrap();

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::engine::EngineConfig;
 use crate::error::{Error, Result};
@@ -115,17 +116,32 @@ pub struct Removed {
     pub index_deleted: bool,
 }
 
-/// A collection name as typed: trimmed, 1–64 characters, no control
-/// characters, not the word that means every collection.
+/// A collection name as typed: trimmed, 1–64 characters, no control or
+/// invisible characters, not the word that means every collection.
 pub fn checked_name(name: &str) -> Result<String> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-        return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control characters (got {name:?})")));
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(|c| c.is_control() || is_invisible(c)) {
+        return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control or invisible characters (got {name:?})")));
     }
-    if name.eq_ignore_ascii_case(ALL_COLLECTIONS) {
+    if same_name(name, ALL_COLLECTIONS) {
         return Err(Error::InvalidInput(format!("'{ALL_COLLECTIONS}' means every collection and cannot name one")));
     }
     Ok(name.to_string())
+}
+
+/// Characters that show nothing or reorder the text around them (zero-width
+/// spaces and joiners, direction marks and overrides, the byte-order mark,
+/// the soft hyphen): a name holding one looks like another.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+}
+
+/// Whether two collection names are one to a person: the same once
+/// compatibility forms are folded (full-width letters, ligatures), case
+/// is ignored and the ends are trimmed.
+pub fn same_name(a: &str, b: &str) -> bool {
+    let fold = |s: &str| s.trim().nfkc().collect::<String>().to_lowercase();
+    fold(a) == fold(b)
 }
 
 /// The file in a collection's index folder that names its collection.
@@ -278,7 +294,7 @@ impl Library {
     /// The collections `names` name (case-insensitive; `all`: every one; none: the default).
     pub fn resolve(&self, names: &[String], settings: &Settings, knowledge: Option<PathBuf>) -> Result<Vec<Collection>> {
         let all = self.list(settings, knowledge);
-        if names.iter().any(|n| n.trim().eq_ignore_ascii_case(ALL_COLLECTIONS)) {
+        if names.iter().any(|n| same_name(n, ALL_COLLECTIONS)) {
             return Ok(all);
         }
         if names.is_empty() {
@@ -286,7 +302,7 @@ impl Library {
         }
         let mut chosen: Vec<Collection> = Vec::new();
         for name in names {
-            let found = all.iter().find(|c| c.name.eq_ignore_ascii_case(name.trim())).ok_or_else(|| {
+            let found = all.iter().find(|c| same_name(&c.name, name)).ok_or_else(|| {
                 let known: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
                 Error::NotFound(format!("no collection is called '{name}' (there are: {})", known.join(", ")))
             })?;
@@ -300,7 +316,7 @@ impl Library {
     /// `name` checked, and free: no collection is called so.
     pub fn check_new_name(&self, name: &str) -> Result<String> {
         let name = checked_name(name)?;
-        if name.eq_ignore_ascii_case(DEFAULT_COLLECTION) || self.collections.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) {
+        if same_name(&name, DEFAULT_COLLECTION) || self.collections.iter().any(|c| same_name(&c.name, &name)) {
             return Err(Error::InvalidInput(format!("a collection called '{name}' exists already: choose another name")));
         }
         Ok(name)
@@ -333,7 +349,7 @@ impl Library {
             .iter()
             .filter(|_| reuse_kept)
             .filter(|dir| is_index_dir_name(dir) && !taken.contains(dir))
-            .find(|dir| std::fs::read_to_string(root.join(dir).join(NAME_FILE)).is_ok_and(|owner| owner.trim().eq_ignore_ascii_case(name)));
+            .find(|dir| std::fs::read_to_string(root.join(dir).join(NAME_FILE)).is_ok_and(|owner| same_name(&owner, name)));
         if let Some(dir) = kept {
             return dir.clone();
         }
@@ -398,8 +414,8 @@ impl Library {
     pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
         let to = checked_name(to)?;
         let position = self.position(from)?;
-        let clash = |c: &Collection| c.name.eq_ignore_ascii_case(&to) && !c.name.eq_ignore_ascii_case(from);
-        if to.eq_ignore_ascii_case(DEFAULT_COLLECTION) || self.collections.iter().any(clash) {
+        let clash = |c: &Collection| same_name(&c.name, &to) && !same_name(&c.name, from);
+        if same_name(&to, DEFAULT_COLLECTION) || self.collections.iter().any(clash) {
             return Err(Error::InvalidInput(format!("a collection called '{to}' exists already")));
         }
         self.collections[position].name = to;
@@ -418,11 +434,11 @@ impl Library {
     /// embedder is the app's, chosen in the model manager).
     pub fn set_settings(&mut self, name: &str, settings: CollectionSettings) -> Result<()> {
         settings.validate()?;
-        if name.eq_ignore_ascii_case(DEFAULT_COLLECTION) && !self.collections.iter().any(Collection::is_default) {
+        if same_name(name, DEFAULT_COLLECTION) && !self.collections.iter().any(Collection::is_default) {
             let default = Collection { name: DEFAULT_COLLECTION.into(), dir: String::new(), folders: Vec::new(), settings: CollectionSettings::default() };
             self.collections.insert(0, default);
         }
-        let position = self.collections.iter().position(|c| c.name.eq_ignore_ascii_case(name.trim())).ok_or_else(|| self.not_found(name))?;
+        let position = self.collections.iter().position(|c| same_name(&c.name, name)).ok_or_else(|| self.not_found(name))?;
         self.collections[position].settings = settings;
         self.save()
     }
@@ -488,10 +504,10 @@ impl Library {
 
     /// The registered collection called `name` (the default one is not registered).
     fn position(&self, name: &str) -> Result<usize> {
-        if name.trim().eq_ignore_ascii_case(DEFAULT_COLLECTION) {
+        if same_name(name, DEFAULT_COLLECTION) {
             return Err(Error::InvalidInput("the default collection is the app's own knowledge folder: choose its folder in the settings".into()));
         }
-        self.collections.iter().position(|c| !c.is_default() && c.name.eq_ignore_ascii_case(name.trim())).ok_or_else(|| self.not_found(name))
+        self.collections.iter().position(|c| !c.is_default() && same_name(&c.name, name)).ok_or_else(|| self.not_found(name))
     }
 
     fn not_found(&self, name: &str) -> Error {

@@ -350,7 +350,13 @@ pub fn reading_sentences<'a>(question: &Question, blocks: &'a [ContextBlock]) ->
     keys.into_iter()
         .map(|key| {
             let block = pool[key.0];
-            ReadSentence { block, position: key, text: by_key[&key].text, covered: by_key[&key].covered, similarity: block.sentence_similarity.get(key.1).copied() }
+            ReadSentence {
+                block,
+                position: key,
+                text: by_key[&key].text,
+                covered: by_key[&key].covered,
+                similarity: block.sentence_similarity.get(key.1).copied(),
+            }
         })
         .collect()
 }

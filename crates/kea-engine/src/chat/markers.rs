@@ -26,6 +26,12 @@ pub(crate) fn map_markers(text: &str, mut replace: impl FnMut(Vec<&str>) -> Stri
             return out;
         };
         let inner = &after[..close];
+        // An unclosed bracket before a marker ("[note [S1]") stays text.
+        if let Some(nested) = inner.rfind('[') {
+            out.push_str(&rest[open..open + 1 + nested]);
+            rest = &after[nested..];
+            continue;
+        }
         match marker_labels(inner) {
             Some(labels) => out.push_str(&replace(labels)),
             None => out.push_str(&rest[open..open + close + 2]),
@@ -79,5 +85,7 @@ mod tests {
         assert_eq!(text, "Seeds [S1]. Pellets [S2]. Nuts. See [note] and [S1][S2].");
         let (text, cited) = resolve_markers("Unclosed [S1", &known(&["S1"]));
         assert_eq!((text.as_str(), cited.len()), ("Unclosed [S1", 0));
+        let (text, cited) = resolve_markers("Seeds (see [note [S1], [[S2]] and [a [b [S9].", &known(&["S1", "S2"]));
+        assert_eq!((text.as_str(), cited), ("Seeds (see [note [S1], [[S2]] and [a [b.", vec!["S1".to_string(), "S2".to_string()]));
     }
 }

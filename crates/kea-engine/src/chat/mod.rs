@@ -181,6 +181,7 @@ impl Answerer<'_> {
         if question.trim().is_empty() {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
+        crate::retrieve::check_query_length(question)?;
         let (chat_id, subject) = self.conversations.open(chat_id, question.trim())?;
         let question = Question::new(question, subject);
         let history = self.conversations.recent(chat_id, options.history_messages)?;

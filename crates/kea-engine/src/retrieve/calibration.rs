@@ -317,6 +317,9 @@ fn refusal_threshold(answerable: &[f32], unanswerable: &[f32], answer_at: f32, u
     candidates.iter().copied().min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(0.5)
 }
 
+/// Folds of a cross-validated fit, at most: each fold fits the whole model again.
+pub const MAX_FOLDS: usize = 20;
+
 /// An answer threshold this close to 0 or 1 decides nothing: such a fit is refused.
 const DEGENERATE: f32 = 0.005;
 
@@ -329,6 +332,9 @@ const DEGENERATE: f32 = 0.005;
 pub fn fit(samples: &[Sample], features: &[String], model: &str, folds: usize, fold_of: &dyn Fn(usize) -> usize, targets: &Targets) -> Result<Calibration> {
     let answerable = samples.iter().filter(|s| s.answerable).count();
     let used_folds: std::collections::BTreeSet<usize> = (0..samples.len()).map(fold_of).collect();
+    if folds > MAX_FOLDS {
+        return Err(Error::InvalidInput(format!("calibration uses at most {MAX_FOLDS} folds (--folds {folds}): more fit again and again for nothing")));
+    }
     if folds < 2 || used_folds.len() < 2 || used_folds.iter().any(|&f| f >= folds) {
         return Err(Error::InvalidInput(format!(
             "calibration needs its questions in at least 2 folds (--folds {folds}; the questions fell into {})",

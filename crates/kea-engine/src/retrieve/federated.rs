@@ -35,6 +35,7 @@ pub struct Federated<'a> {
 impl Federated<'_> {
     /// Runs the pipeline for `query` in every collection and merges.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        super::check_query_length(query)?;
         self.retrieve_queries(&[query.to_string()], None, config)
     }
 }

@@ -219,6 +219,20 @@ pub struct OtherLanguage {
     pub alone: bool,
 }
 
+/// Characters of a question or search query, at most: a question, not a
+/// document pasted whole (every word of it is searched, and the language
+/// model reads it).
+pub const MAX_QUERY_CHARS: usize = 2000;
+
+/// Refuses a query longer than [`MAX_QUERY_CHARS`], saying so.
+pub fn check_query_length(query: &str) -> Result<()> {
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(Error::InvalidInput(format!("the question is {chars} characters long; at most {MAX_QUERY_CHARS} are searched")));
+    }
+    Ok(())
+}
+
 /// Query normalisation: full-width ASCII to half-width, white space folded.
 pub fn prepare_query(query: &str) -> String {
     let folded: String = query

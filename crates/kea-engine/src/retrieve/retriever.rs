@@ -103,6 +103,7 @@ impl<'a> Retriever<'a> {
 
     /// Runs the retrieval pipeline for `query`.
     pub fn retrieve(&self, query: &str, config: &RetrievalConfig) -> Result<Retrieval> {
+        super::check_query_length(query)?;
         self.retrieve_queries(&[query.to_string()], None, config)
     }
 
