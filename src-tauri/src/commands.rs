@@ -74,9 +74,16 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
     ]
 }
 
-/// Runs a blocking engine call off the async runtime's worker threads.
+/// Runs a blocking engine call off the async runtime's worker threads. A
+/// panic in it (a defect) is answered as an error the window shows, never
+/// a request left waiting.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ErrorDto> + Send + 'static) -> Result<T, ErrorDto> {
-    tauri::async_runtime::spawn_blocking(f).await.unwrap_or_else(|e| Err(ErrorDto::new(ErrorKind::Internal, e.to_string())))
+    tauri::async_runtime::spawn_blocking(f).await.unwrap_or_else(|e| Err(panicked(e)))
+}
+
+/// The error a panicked engine call answers with.
+fn panicked(e: tauri::Error) -> ErrorDto {
+    ErrorDto::new(ErrorKind::Internal, format!("Kea stopped this request on an internal error (please report it): {e}"))
 }
 
 /// Sends a stream event to the webview (a closed window just drops it).
@@ -547,4 +554,19 @@ async fn inspect_collection_file(app: AppHandle) -> Result<Option<CollectionFile
 async fn import_collection(app: AppHandle, state: State<'_, AppState>, file: String, trust_embedder: Option<String>) -> Result<String, ErrorDto> {
     let path = state.chosen(&file)?;
     blocking(move || crate::import_collection(&app, &path, trust_embedder.as_deref())).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_engine_call_answers_with_an_error() {
+        let failed = tauri::async_runtime::block_on(blocking::<()>(|| panic!("no entry found for key")));
+        let error = failed.unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Internal.code());
+        assert!(error.message.contains("internal error"), "{}", error.message);
+        let fine = tauri::async_runtime::block_on(blocking(|| Ok(7)));
+        assert_eq!(fine.unwrap(), 7, "the runtime goes on after a panic");
+    }
 }

@@ -496,6 +496,12 @@ mod tests {
         own.save(dir.path()).unwrap();
         assert_eq!(Calibration::for_model(dir.path(), "mine"), own);
         assert_eq!(Calibration::for_model(dir.path(), "all-minilm-l6-v2"), Calibration::shipped("all-minilm-l6-v2"));
+        let minilm = Calibration::shipped("all-minilm-l6-v2");
+        assert!(minilm.sentence_match.is_some(), "the default embedder's sentence test is fitted");
+        let own_minilm = Calibration { answer_at: 0.8, sentence_match: None, ..minilm.clone() };
+        own_minilm.save(dir.path()).unwrap();
+        let in_use = Calibration::for_model(dir.path(), "all-minilm-l6-v2");
+        assert_eq!((in_use.answer_at, in_use.sentence_match), (0.8, minilm.sentence_match), "a user's fit keeps its embedder's sentence test");
         std::fs::write(Calibration::path(dir.path()), "{broken").unwrap();
         assert_eq!(Calibration::for_model(dir.path(), "mine"), Calibration::shipped(""), "a damaged file falls back");
     }
