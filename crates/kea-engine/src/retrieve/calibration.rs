@@ -166,11 +166,10 @@ impl Calibration {
     /// lexical one.
     pub fn for_model(data_dir: &Path, model: &str) -> Calibration {
         let own = std::fs::read(Self::path(data_dir)).ok().and_then(|b| serde_json::from_slice::<Calibration>(&b).ok());
-        let shipped = Self::shipped(model);
         match own.filter(|c| c.model == model && c.is_valid()) {
             // A user's fit decides relevance; the sentence test is the embedder's.
-            Some(own) => Calibration { sentence_match: own.sentence_match.or(shipped.sentence_match), ..own },
-            None => shipped,
+            Some(own) => Calibration { sentence_match: own.sentence_match.or_else(|| Self::shipped(model).sentence_match), ..own },
+            None => Self::shipped(model),
         }
     }
 
