@@ -292,17 +292,13 @@ async fn identify(
 }
 
 #[tauri::command]
-async fn passage(state: State<'_, AppState>, chunk_id: i64, collection: Option<String>) -> Result<PassageDto, ErrorDto> {
-    // A citation of an answer across collections names its collection.
+async fn passage(state: State<'_, AppState>, chunk_id: i64, collection: Option<String>, source: Option<String>) -> Result<PassageDto, ErrorDto> {
+    // A citation of an answer across collections names its collection; every one names its document.
     let engine = match collection {
         Some(name) => state.engine_of(&name)?,
         None => state.engine()?,
     };
-    blocking(move || {
-        let row = engine.retriever().chunks(&[chunk_id as u64])?.pop();
-        row.map(PassageDto::from).ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("passage {chunk_id} is no longer indexed")))
-    })
-    .await
+    blocking(move || Ok(PassageDto::from(engine.retriever().cited_passage(chunk_id as u64, source.as_deref())?))).await
 }
 
 #[tauri::command]
@@ -509,11 +505,13 @@ async fn remove_collection(app: AppHandle, name: String, delete_index: bool) -> 
 #[tauri::command]
 async fn export_conversation(app: AppHandle, state: State<'_, AppState>, id: i64) -> Result<Option<String>, ErrorDto> {
     let engine = state.engine()?;
+    let (_, data_folder) = state.dirs()?;
     blocking(move || {
         let markdown = engine.conversations().export_markdown(id)?;
         let Some(file) = app.dialog().file().add_filter("Markdown", &["md"]).set_file_name("conversation.md").blocking_save_file() else { return Ok(None) };
         let path = file.into_path().map_err(|e| ErrorDto::new(ErrorKind::InvalidInput, e.to_string()))?;
-        std::fs::write(&path, markdown).map_err(|e| ErrorDto::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+        // The save dialog asked before an existing file is replaced.
+        kea_engine::output::write_file(&path, markdown.as_bytes(), true, &data_folder)?;
         Ok(Some(path.display().to_string()))
     })
     .await

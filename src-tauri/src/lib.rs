@@ -449,7 +449,10 @@ fn export_collection(app: &AppHandle, name: &str, file: &std::path::Path, with_f
     let state = app.state::<AppState>();
     let (_, collection) = state.collection(name)?;
     let engine = state.engine_of(&collection.name)?;
-    Ok(kea_engine::keakb::export(&engine, &collection, file, with_files)?.documents)
+    let (_, data_folder) = state.dirs()?;
+    // The save dialog asked before an existing file is replaced.
+    let dest = kea_engine::keakb::Destination { file, replace: true, data_folder: &data_folder };
+    Ok(kea_engine::keakb::export(&engine, &collection, &dest, with_files)?.documents)
 }
 
 /// Adds the collection in `file` (checked before anything is written; its

@@ -97,6 +97,8 @@ impl App {
             };
         }
         let launched = Instant::now();
+        // Its own process group: stopping it stops WebKitWebDriver and the app with it.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let driver = command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("start tauri-driver");
         let capabilities = json!({"tauri:options": {"application": APP, "args": ["--knowledge", knowledge, "--data-dir", data]}});
         let url = format!("http://127.0.0.1:{port}");
@@ -267,18 +269,20 @@ impl App {
 }
 
 impl Drop for App {
-    /// Stops tauri-driver with SIGTERM so it also stops WebKitWebDriver and
-    /// the app (SIGKILL would orphan them), also when a test fails.
+    /// Stops tauri-driver's process group (the driver, WebKitWebDriver and
+    /// the app) with SIGTERM, then SIGKILL for whatever is left after 10 s,
+    /// also when a test fails: no app outlives its test holding its output.
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.driver.id().to_string()]).status();
+        let group = format!("-{}", self.driver.id());
+        let signal = |name: &str| Command::new("kill").args([name, "--", &group]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        signal("-TERM");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.driver.try_wait() {
-                return;
-            }
+        // The group is gone once `kill -0` finds nobody in it (the driver reaped).
+        while Instant::now() < deadline && (!matches!(self.driver.try_wait(), Ok(Some(_))) || signal("-0")) {
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = self.driver.kill();
+        signal("-KILL");
+        let _ = self.driver.wait();
     }
 }
 

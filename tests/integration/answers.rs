@@ -4,6 +4,8 @@
 //! a collection's own golden set (here not about parrots) calibrates the
 //! decision for that collection.
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::decisions::Expect;
@@ -138,6 +140,7 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     let store = sandbox.data.join("kea.sqlite3");
     let inside = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--out", store.to_str().unwrap(), "--force"]);
     assert!(!inside.status.success() && String::from_utf8_lossy(&inside.stderr).contains("inside Kea's data folder"));
+    refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(&sandbox, &file, &store);
     let kept: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
     assert_eq!(kept, saved, "the collection's own fit stays in use");
     assert!(sandbox.json(&["status", "--json"])["chunks"].as_u64().unwrap() > 0, "the index is intact");
@@ -146,6 +149,47 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     let reset = sandbox.run(&["eval", "--reset-calibration"]);
     assert!(reset.status.success(), "{}", String::from_utf8_lossy(&reset.stderr));
     assert!(!sandbox.data.join("relevance-calibration.json").exists(), "reset to Kea's own fit");
+}
+
+/// What `kea eval --calibrate` and `kea eval` must not do with `file`, a
+/// golden set: replace a database (here a copy of `store`) even with
+/// `--force`, ignore `--split`, print a file's escape sequences.
+fn refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(sandbox: &Sandbox, file: &Path, store: &Path) {
+    // A database is never replaced, even with --force, wherever it is.
+    let copy = sandbox.data.with_file_name("index-copy.sqlite3");
+    std::fs::copy(store, &copy).unwrap();
+    let over = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--out", copy.to_str().unwrap(), "--force"]);
+    assert!(!over.status.success() && String::from_utf8_lossy(&over.stderr).contains("is a database"));
+    assert!(std::fs::read(&copy).unwrap().starts_with(b"SQLite format 3\0"));
+    // A fit reports on the test split itself: --split is refused, not ignored.
+    let split = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--split", "fit"]);
+    assert!(!split.status.success() && String::from_utf8_lossy(&split.stderr).contains("--split"));
+    // What a file says reaches the terminal without escape sequences.
+    let escaping = sandbox.data.with_file_name("escaping.jsonl");
+    let row = serde_json::json!({"query": "q", "lang": "e\u{1b}[5mn", "answerable": true, "relevant": ["mushrooms/death-cap.md"]});
+    std::fs::write(&escaping, format!("{row}\n")).unwrap();
+    let report = sandbox.run(&["eval", escaping.to_str().unwrap()]);
+    assert!(report.status.success() && !report.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&report.stdout));
+    let signals =
+        serde_json::json!({"query": "q", "lang": "en", "answerable": true, "embedder": "\u{1b}]0;title\u{7}other", "version": 1, "signals": [["dense", 0.5]]});
+    std::fs::write(&escaping, format!("{signals}\n")).unwrap();
+    let refused = sandbox.run(&["eval", escaping.to_str().unwrap(), "--calibrate", "--from-signals"]);
+    assert!(!refused.status.success() && !refused.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&refused.stderr));
+}
+
+/// Output nobody reads any more (`kea … | head`) ends the command as it
+/// ends other Unix tools, and a full disk is one line: never a panic.
+#[test]
+fn output_that_cannot_be_written_ends_the_command_without_a_panic() {
+    let sandbox = Sandbox::empty();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let closed = sandbox.command(&["kb", "list"]).stdout(writer).output().unwrap();
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert_eq!((closed.status.code(), stderr.contains("panicked")), (Some(141), false), "{stderr}");
+    let full = sandbox.command(&["kb", "list"]).stdout(std::fs::File::create("/dev/full").unwrap()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&full.stderr);
+    assert!(full.status.code() == Some(1) && stderr.contains("No space left") && !stderr.contains("panicked"), "{stderr}");
 }
 
 /// A conversation exports as Markdown: its questions and answers in order,

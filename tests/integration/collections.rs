@@ -5,7 +5,7 @@
 //! opening as the default collection with nothing re-embedded; several
 //! folders in one collection; removing never touching the user's files
 //! (and taking its embedder key with it); hostile names, folders and
-//! registries refused.
+//! registries refused; a citation never opening another document's passage.
 
 use std::path::Path;
 
@@ -180,6 +180,40 @@ fn a_new_collection_of_another_name_never_takes_over_a_removed_ones_kept_index()
     assert_eq!(count(&sandbox.json(&["--kb", "资料", "index", "--json"]), "embedded"), 0, "its own name finds it again");
 }
 
+/// A citation names its collection and its document: once the collection is
+/// renamed and another takes its old name, the new one's passage with the
+/// cited id is never shown for it (issue 54's review).
+#[test]
+fn a_citation_never_opens_another_documents_passage_under_its_collections_old_name() {
+    let sandbox = Sandbox::empty();
+    let kitchen = sandbox.data.with_file_name("kitchen");
+    write_kitchen(&kitchen);
+    let diary = sandbox.data.with_file_name("diary");
+    std::fs::create_dir_all(&diary).unwrap();
+    let day = "A walk by the river after lunch, past the mill and the old bridge, then letters to friends until dark. ".repeat(4);
+    let days: String = (1..=40).map(|d| format!("## Day {d}\n\n{day}\n\n")).collect();
+    std::fs::write(diary.join("today.md"), format!("# Diary\n\n{days}")).unwrap();
+    sandbox.json(&["kb", "create", "Notes", "--folder", kitchen.to_str().unwrap(), "--json"]);
+    sandbox.json(&["--kb", "Notes", "index", "--json"]);
+    let answer = sandbox.json(&["--kb", "Notes", "ask", "How often do I feed the sourdough starter?", "--provider", "none", "--json"]);
+    let cited = &answer["citations"][0];
+    let (chunk_id, source) = (cited["chunk_id"].as_u64().unwrap(), cited["source"].as_str().unwrap());
+    assert!(sandbox.run(&["kb", "rename", "Notes", "Old notes"]).status.success());
+    sandbox.json(&["kb", "create", "Notes", "--folder", diary.to_str().unwrap(), "--json"]);
+    sandbox.json(&["--kb", "Notes", "index", "--json"]);
+    let listed = sandbox.json(&["kb", "list", "--json"]);
+    let now_named = listed.as_array().unwrap().iter().find(|c| c["name"] == "Notes").unwrap();
+    let mut config = kea_engine::EngineConfig::new(&diary, now_named["index_dir"].as_str().unwrap());
+    config.model_paths.dirs.insert(0, super::util::repo_root().join("models"));
+    let engine = kea_engine::Engine::open(config).unwrap();
+    let retriever = engine.retriever();
+    let same_id = retriever.chunks(&[chunk_id]).unwrap();
+    assert_eq!(same_id.first().map(|c| c.source.as_str()), Some("today.md"), "the id is the new collection's passage now");
+    let refused = retriever.cited_passage(chunk_id, Some(source)).unwrap_err();
+    assert_eq!(refused.kind(), kea_engine::ErrorKind::NotFound, "{refused}");
+    assert_eq!(retriever.cited_passage(chunk_id, Some("today.md")).unwrap().source, "today.md");
+}
+
 #[test]
 fn a_collection_of_several_folders_keys_each_document_under_its_folder() {
     let sandbox = Sandbox::empty();
@@ -216,6 +250,12 @@ fn hostile_names_folders_and_registries_are_refused_with_nothing_written() {
         // Names that look like another: a zero-width space, a direction override, full-width letters.
         (vec!["kb", "create", "Bad\u{200B}", "--folder", n], "invisible characters"),
         (vec!["kb", "create", "\u{202E}daB", "--folder", n], "invisible characters"),
+        // A grapheme joiner, a Hangul filler, a variation selector, a tag letter, an Arabic letter mark.
+        (vec!["kb", "create", "Bad\u{34F}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "Bad\u{3164}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "all\u{FE0F}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "Bad\u{E0041}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "Bad\u{61C}", "--folder", n], "invisible characters"),
         (vec!["kb", "create", "ＤＥＦＡＵＬＴ", "--folder", n], "exists already"),
         (vec!["kb", "create", "Gone", "--folder", "/nonexistent/folder"], "not a folder"),
         (vec!["kb", "create", "Inside", "--folder", inside.to_str().unwrap()], "inside Kea's data folder"),

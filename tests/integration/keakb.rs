@@ -6,7 +6,8 @@
 //! nothing written. Real exports rewritten as an attacker would (issue 41):
 //! a name that leaves Documents, a store with triggers, hidden tables or
 //! short vectors, a remote embedder on a private address, a zip bomb, the
-//! most entries allowed.
+//! most entries allowed. An export never writes through a link, over a
+//! file, or inside the data folder.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -64,7 +65,22 @@ fn a_collection_imported_without_its_documents_is_searched_as_it_is_and_never_sy
     let sandbox = Sandbox::with_samples();
     sandbox.index();
     let file = sandbox.data.with_file_name("index-only.keakb");
+    let live = sandbox.data.join("kea.sqlite3");
+    // A link waiting where a predictable temporary name would be, a link as
+    // the file, and a file inside the data folder: the live index is never written.
+    std::os::unix::fs::symlink(&live, file.with_extension("keakb-partial")).unwrap();
+    let link = sandbox.data.with_file_name("link.keakb");
+    std::os::unix::fs::symlink(&live, &link).unwrap();
+    for (target, why) in [(link.clone(), "is a link"), (sandbox.data.join("inside.keakb"), "inside Kea's data folder")] {
+        let refused = sandbox.run(&["kb", "export", "default", target.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success() && stderr.contains(why), "{}: {stderr}", target.display());
+    }
     sandbox.json(&["kb", "export", "default", file.to_str().unwrap(), "--json"]);
+    assert!(std::fs::read(&live).unwrap().starts_with(b"SQLite format 3\0"), "the live index is still a database");
+    assert_eq!(sandbox.json(&["search", "What do cockatiels eat?", "--top-k", "1", "--json"])[0]["source"], "parrots/cockatiel.md");
+    let again = sandbox.run(&["kb", "export", "default", file.to_str().unwrap()]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
     let imported = sandbox.json(&["kb", "import", file.to_str().unwrap(), "--name", "Reference", "--json"]);
     assert_eq!(imported["folder"], Value::Null);
     let hits = sandbox.json(&["--kb", "Reference", "search", "What do cockatiels eat?", "--top-k", "1", "--json"]);

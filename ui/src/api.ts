@@ -70,7 +70,7 @@ export const api = {
   stopGeneration: () => invoke<void>("stop_generation"),
   identify: (image: { path?: string; bytes?: number[] }, chatId: number | null, lang: string, onEvent: (e: StreamDto) => void) =>
     invoke<IdentificationDto>("identify", { ...image, chatId, lang, onEvent: streamed(onEvent) }),
-  passage: (chunkId: number, collection: string | null = null) => invoke<PassageDto>("passage", { chunkId, collection }),
+  passage: (chunkId: number, collection: string | null, source: string) => invoke<PassageDto>("passage", { chunkId, collection, source }),
   conversations: () => invoke<ConversationDto[]>("conversations"),
   conversationMessages: (id: number) => invoke<MessageDto[]>("conversation_messages", { id }),
   renameConversation: (id: number, title: string) => invoke<void>("rename_conversation", { id, title }),

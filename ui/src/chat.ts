@@ -12,10 +12,12 @@ const IMAGE_MODEL = "clip-vit-b-32-vision";
 import { language, t, type Key } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { questionNotice } from "./setup";
-import { asCommandError } from "./state";
+import { asCommandError, OpenConversation } from "./state";
 
-let chatId: number | null = null;
+const conversation = new OpenConversation();
 let busy = false;
+/** Questions wait while the collection changes (see `kea-collection-switching`). */
+let switching = false;
 let openPassagePath: string | null = null;
 let openPassagePage: number | null = null;
 let openPassageUrl: string | null = null;
@@ -73,7 +75,7 @@ function closePassagePanel() {
 
 async function showPassage(citation: CitationDto) {
   try {
-    const passage = await api.passage(citation.chunk_id, citation.collection);
+    const passage = await api.passage(citation.chunk_id, citation.collection ?? null, citation.source);
     $("passage-source").textContent = passage.source;
     $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
@@ -324,6 +326,8 @@ function setBusy(value: boolean) {
   busy = value;
   $("stop").hidden = !value;
   $<HTMLButtonElement>("send").disabled = value;
+  // The answer belongs to the collection it was asked in: no switch until it is done.
+  $<HTMLSelectElement>("collection").disabled = value;
 }
 
 async function ask(question: string) {
@@ -337,7 +341,8 @@ async function ask(question: string) {
   let finished = false;
   setBusy(true);
   try {
-    const answer: AnswerDto = await api.ask(question, chatId, askScope(), (event) => {
+    const ticket = conversation.ask();
+    const answer: AnswerDto = await api.ask(question, conversation.id, askScope(), (event) => {
       if (event.type === "token") {
         if (finished) return;
         streamed += event.text;
@@ -346,8 +351,8 @@ async function ask(question: string) {
       } else trace.add(event);
     });
     finished = true;
-    const isNew = chatId !== answer.chat_id;
-    chatId = answer.chat_id;
+    const isNew = conversation.id !== answer.chat_id;
+    if (!conversation.settle(ticket, answer.chat_id)) return;
     renderAnswer(item, body, answer.answer, answer.citations, answer.shown);
     const unread = questionNotice(question);
     if (unread) body.append(unread);
@@ -405,9 +410,10 @@ export async function identify(image: { path?: string; bytes?: Uint8Array; name?
   const imageUrl = image.bytes ? URL.createObjectURL(new Blob([image.bytes as BlobPart])) : null;
   setBusy(true);
   try {
-    const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, chatId, language(), trace.add);
-    const isNew = chatId !== r.chat_id;
-    chatId = r.chat_id;
+    const ticket = conversation.ask();
+    const r = await api.identify({ path: image.path, bytes: image.bytes ? Array.from(image.bytes) : undefined }, conversation.id, language(), trace.add);
+    const isNew = conversation.id !== r.chat_id;
+    if (!conversation.settle(ticket, r.chat_id)) return;
     renderAnswer(item, body, r.reply, r.evidence, null);
     body.append(identificationCard(r, imageUrl));
     item.append(trace.box);
@@ -440,7 +446,7 @@ function showEmpty() {
 async function openConversation(id: number) {
   try {
     const messages = await api.conversationMessages(id);
-    chatId = id;
+    conversation.open(id);
     showEmpty();
     for (const m of messages) {
       const { item, body } = addMessage(m.role, m.role === "user" ? m.content : undefined);
@@ -474,14 +480,14 @@ export async function refreshConversations() {
     list.replaceChildren();
     if (!conversations.length) list.append(el("li", t("conversations.empty"), "muted"));
     for (const c of conversations) {
-      const item = el("li", undefined, c.id === chatId ? "active" : "");
+      const item = el("li", undefined, c.id === conversation.id ? "active" : "");
       const open = button(c.title, () => void openConversation(c.id), "link title");
       const rename = button("✎", () => startRename(item, c.id, c.title));
       rename.title = t("conversations.rename");
       const remove = button("✕", async () => {
         if (!(await confirmAction(t("conversations.confirm_delete", { title: c.title }), t("conversations.delete")))) return;
         await api.deleteConversation(c.id).catch(toastError);
-        if (chatId === c.id) newChat();
+        if (conversation.id === c.id) newChat();
         void refreshConversations();
       });
       remove.title = t("conversations.delete");
@@ -498,19 +504,30 @@ export async function refreshConversations() {
 }
 
 function newChat() {
-  chatId = null;
+  conversation.open(null);
   showEmpty();
+  closePassagePanel();
+  openPassagePath = null;
   void refreshConversations();
 }
 
 /** Wires the chat pane's controls. */
 export function setupChat() {
-  window.addEventListener("kea-collection-switched", newChat);
+  // A switch starts from the new collection's own conversations: what was
+  // open (its citations, a reply still coming) belongs to the one it was asked in.
+  window.addEventListener("kea-collection-switching", () => {
+    switching = true;
+    newChat();
+  });
+  window.addEventListener("kea-collection-switched", () => {
+    switching = false;
+    void refreshConversations();
+  });
   $("ask-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $<HTMLTextAreaElement>("question");
     const question = input.value.trim();
-    if (!question || busy) return;
+    if (!question || busy || switching) return;
     input.value = "";
     void ask(question);
   });

@@ -75,11 +75,23 @@ function readSettings(): CollectionSettingsDto {
   };
 }
 
+/** Runs `change`, which may select another collection: the chat closes what
+ * was open first (its citations and a reply still coming belong to the
+ * collection they were asked in) and holds questions until it is done. */
+async function switching<T>(change: () => Promise<T>): Promise<T> {
+  window.dispatchEvent(new CustomEvent("kea-collection-switching"));
+  try {
+    return await change();
+  } finally {
+    window.dispatchEvent(new CustomEvent("kea-collection-switched"));
+  }
+}
+
 async function create(event: Event) {
   event.preventDefault();
   const name = $<HTMLInputElement>("new-collection-name").value.trim();
   if (!name) return;
-  const created = await api.createCollection(name, pickedFolder);
+  const created = await switching(() => api.createCollection(name, pickedFolder));
   pickedFolder = null;
   $("new-collection-form").hidden = true;
   $<HTMLInputElement>("new-collection-name").value = "";
@@ -92,7 +104,7 @@ async function remove() {
   const name = selectedCollection();
   if (!name || !(await confirmAction(t("collections.confirm_remove", { name }), t("collections.remove")))) return;
   const deleteIndex = await confirmAction(t("collections.confirm_delete_index", { name }), t("collections.delete_index"));
-  await api.removeCollection(name, deleteIndex);
+  await switching(() => api.removeCollection(name, deleteIndex));
   await refreshCollections();
 }
 
@@ -100,12 +112,7 @@ async function remove() {
 export function setupCollections() {
   $("collection").addEventListener("change", () => {
     const name = $<HTMLSelectElement>("collection").value;
-    api.selectCollection(name).then(() => {
-      // The chat starts from the new collection's own conversations: an open
-      // one (and its citations) belongs to the collection it was asked in.
-      window.dispatchEvent(new CustomEvent("kea-collection-switched"));
-      return refreshCollections();
-    }, toastError);
+    switching(() => api.selectCollection(name)).then(() => refreshCollections(), toastError);
   });
   $("new-collection").addEventListener("click", () => showForm("new-collection-form", "new-collection-name"));
   $("new-collection-folder").addEventListener("click", async () => {

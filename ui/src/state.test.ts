@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { EvalDto } from "./api";
 import { layoutBars, METRICS } from "./chart";
 import { pickLanguage, setLanguage, t } from "./i18n";
-import { applyProgress, asCommandError, formatBytes, idle, nextNotice, questionLanguage, RateMeter, secondsLeft, shownNotice, visibleRows } from "./state";
+import { applyProgress, asCommandError, formatBytes, idle, nextNotice, OpenConversation, questionLanguage, RateMeter, secondsLeft, shownNotice, visibleRows } from "./state";
 
 describe("index progress", () => {
   it("counts files and ends idle", () => {
@@ -151,5 +151,26 @@ describe("the virtual document list", () => {
     expect(visibleRows(1e6, 400, 32, 50, 10)).toEqual([40, 50]);
     // A list not laid out yet (no height) still draws some rows.
     expect(visibleRows(0, 0, 32, 50, 10)[1]).toBeGreaterThan(10);
+  });
+});
+
+describe("the open conversation", () => {
+  it("takes a reply's conversation while nothing else was opened", () => {
+    const open = new OpenConversation();
+    const ticket = open.ask();
+    expect(open.settle(ticket, 4)).toBe(true);
+    expect(open.id).toBe(4);
+  });
+
+  it("drops a reply that comes back after another collection or chat was opened", () => {
+    const open = new OpenConversation();
+    open.open(2);
+    const ticket = open.ask();
+    open.open(null); // switched collection while the answer streamed
+    expect(open.settle(ticket, 2)).toBe(false);
+    expect(open.id).toBe(null);
+    const later = open.ask();
+    expect(open.settle(later, 7)).toBe(true);
+    expect(open.id).toBe(7);
   });
 });

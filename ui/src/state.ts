@@ -136,3 +136,33 @@ export function visibleRows(scrollTop: number, viewHeight: number, rowHeight: nu
   const start = Math.max(0, Math.min(first, rows) - overscan);
   return [start, Math.min(rows, first + inView + overscan)];
 }
+
+/**
+ * The conversation open in the chat. A question's reply names the
+ * conversation it was stored in; once the person has moved on (another
+ * conversation, a new chat, another collection), a reply still coming
+ * belongs to what was open when it was asked and must not reopen it.
+ */
+export class OpenConversation {
+  private generation = 0;
+  id: number | null = null;
+
+  /** Opens conversation `id` (`null`: a new chat); replies still coming are dropped. */
+  open(id: number | null) {
+    this.generation += 1;
+    this.id = id;
+  }
+
+  /** What a request started now hands back to [`settle`]. */
+  ask(): number {
+    return this.generation;
+  }
+
+  /** Records the conversation `id` a reply was stored in, unless the person
+   *  moved on since the request (`ticket`); whether the reply is still wanted. */
+  settle(ticket: number, id: number | null): boolean {
+    if (ticket !== this.generation) return false;
+    this.id = id;
+    return true;
+  }
+}

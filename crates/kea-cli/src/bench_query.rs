@@ -24,7 +24,8 @@ pub struct QueryFigures {
     queries: usize,
     p50_ms: f64,
     p99_ms: f64,
-    /// Median time of each stage (query embedding is inside `dense`).
+    /// Median time of each stage (`embed`: the query embedding; `dense` and
+    /// `sparse` run at the same time, so the total is less than their sum).
     stage_p50_ms: BTreeMap<&'static str, f64>,
     rerank_model: Option<String>,
     rerank20_p50_ms: Option<f64>,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use kea_engine::collections::{embedder_state, Collection, CollectionSettings, Library, Strictness};
-use kea_engine::keakb::{DocumentsFolder, ImportTarget};
+use kea_engine::keakb::{Destination, DocumentsFolder, ImportTarget};
 use kea_engine::settings::{Overrides, Settings};
 
 #[derive(Subcommand)]
@@ -170,7 +170,7 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
         KbCommand::Export { name, file, with_files, json } => {
             let collection = library.resolve(std::slice::from_ref(name), settings, knowledge)?.remove(0);
             let engine = crate::open_engine(library.engine_config(&collection, settings, overrides))?;
-            let exported = kea_engine::keakb::export(&engine, &collection, file, *with_files)?;
+            let exported = kea_engine::keakb::export(&engine, &collection, &Destination { file, replace: false, data_folder: data_dir }, *with_files)?;
             print(&exported, *json, || {
                 format!("wrote {} ({} documents, {} files, {:.1} MB)", exported.file.display(), exported.documents, exported.files, exported.bytes as f64 / 1e6)
             })

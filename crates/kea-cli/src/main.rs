@@ -160,7 +160,8 @@ enum Command {
         #[arg(long = "config", value_name = "NAME=FILE")]
         configs: Vec<String>,
         /// Only the questions marked "split": "test" (held out from calibration), or only the others ("fit").
-        #[arg(long, value_parser = ["test", "fit"])]
+        /// Not with --calibrate (it fits on the others and reports on the test ones) or --signals-out (rows keep their split).
+        #[arg(long, value_parser = ["test", "fit"], conflicts_with_all = ["calibrate", "signals_out"])]
         split: Option<String>,
         /// Fit the answer / unsure / refuse decision on the questions not marked
         /// "split": "test" (k-fold cross-validated), report it on the test ones,
@@ -314,15 +315,35 @@ fn parse_language(code: &str) -> Result<kea_engine::language::Language, String> 
     kea_engine::language::Language::from_code(code).ok_or_else(|| format!("'{code}' is not zh or en"))
 }
 
+/// Output the reader stopped reading (`kea … | head`) ends the command
+/// quietly, as it ends other Unix tools (exit 141, as by SIGPIPE); any other
+/// failure to print (a full disk) is one line, not a panic's backtrace.
+fn stop_quietly_when_output_fails() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if !message.starts_with("failed printing to std") {
+            return default(info);
+        }
+        let closed = message.contains("Broken pipe");
+        if !closed && message.starts_with("failed printing to stdout") {
+            eprintln!("kea: error: {message}");
+        }
+        std::process::exit(if closed { 141 } else { 1 });
+    }));
+}
+
 fn main() -> ExitCode {
     kea_engine::reader::serve_if_asked();
+    stop_quietly_when_output_fails();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
+            // An error may quote a file or a peer: printed without terminal escapes.
             match err.downcast_ref::<kea_engine::Error>() {
-                Some(e) => eprintln!("kea: error [{}]: {e}", e.kind().code()),
-                None => eprintln!("kea: error: {err:#}"),
+                Some(e) => eprintln!("kea: error [{}]: {}", e.kind().code(), output::terminal(&e.to_string())),
+                None => eprintln!("kea: error: {}", output::terminal(&format!("{err:#}"))),
             }
             ExitCode::FAILURE
         }
@@ -595,8 +616,9 @@ fn print_status(engine: &Engine) -> anyhow::Result<()> {
     }
     for doc in &status.documents {
         match &doc.error {
-            Some(error) => println!("  ✗ {}  — {error}", doc.path),
-            None => println!("  ✓ {}  ({} chunks)", doc.path, doc.chunk_count),
+            // A file's name is the user's (or an archive's): printed without terminal escapes.
+            Some(error) => println!("  ✗ {}  — {}", output::printable(&doc.path), output::printable(error)),
+            None => println!("  ✓ {}  ({} chunks)", output::printable(&doc.path), doc.chunk_count),
         }
     }
     println!();

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use indicatif::{ProgressBar, ProgressStyle};
 use kea_engine::{IndexEvent, ProgressSink, SyncReport};
 
+use crate::output::printable;
+
 /// Draws a bar from index events.
 struct BarSink {
     bar: ProgressBar,
@@ -29,10 +31,10 @@ impl ProgressSink for BarSink {
             IndexEvent::FileDone { path, error, files_done, .. } => {
                 self.bar.set_position(*files_done as u64);
                 if let Some(error) = error {
-                    self.bar.println(format!("  ✗ {path}: {error}"));
+                    self.bar.println(format!("  ✗ {}: {}", printable(path), printable(&error.to_string())));
                 }
             }
-            IndexEvent::Removed { path } => self.bar.println(format!("  - {path}")),
+            IndexEvent::Removed { path } => self.bar.println(format!("  - {}", printable(path))),
             IndexEvent::Finished { .. } => self.bar.finish_and_clear(),
         }
     }
@@ -76,6 +78,6 @@ pub fn print_report(report: &SyncReport, json: bool) {
         if report.cancelled { " — cancelled, the rest is done next time" } else { "" }
     );
     for error in &report.errors {
-        println!("  ✗ {}: {}", error.path, error.message);
+        println!("  ✗ {}: {}", printable(&error.path), printable(&error.message));
     }
 }

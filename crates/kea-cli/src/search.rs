@@ -161,12 +161,17 @@ pub fn calibrate(
     let scope = if fit.cross_lingual { FitScope::CrossLingual } else { FitScope::All };
     let mut fitted = signals::calibrate_rows(&rows, &model, fit.folds, scope)?;
     fitted.fitted.golden = golden.iter().map(|p| p.display().to_string()).collect();
+    // The figures first: the data folder's decision changes only when asked, after them.
+    if json {
+        println!("{}", serde_json::to_string_pretty(&fitted)?);
+    } else {
+        print_fit(&fitted, &model, fit.cross_lingual);
+    }
     let written = match out {
         Some((path, app_data)) => {
             crate::output::write_file(path, &serde_json::to_vec_pretty(&fitted)?, fit.force, app_data)?;
             Some(path.to_path_buf())
         }
-        // The data folder's decision changes only when asked, after the figures.
         None if !fit.install => None,
         None if fit.cross_lingual => {
             // The cross-lingual part joins the decision in use for this embedder.
@@ -176,10 +181,16 @@ pub fn calibrate(
         }
         None => Some(fitted.save(&data_dir)?),
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&fitted)?);
-        return Ok(ExitCode::SUCCESS);
+    match written {
+        _ if json => {}
+        Some(path) => println!("written to {}", path.display()),
+        None => println!("not in use: pass --install to decide this index's questions with it (--reset-calibration goes back to Kea's own)"),
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The fit's thresholds and its out-of-fold and held-out outcomes.
+fn print_fit(fitted: &Calibration, model: &str, cross_lingual: bool) {
     let report = &fitted.fitted;
     let line = |name: &str, (a, u): &(OutcomeRates, OutcomeRates)| {
         println!(
@@ -187,10 +198,10 @@ pub fn calibrate(
             a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused
         );
     };
-    let kind = match (model.is_empty(), fit.cross_lingual) {
+    let kind = match (model.is_empty(), cross_lingual) {
         (true, _) => "any embedder (lexical)".to_string(),
         (false, true) => format!("{model}, questions whose passages are in another language"),
-        (false, false) => model,
+        (false, false) => model.to_string(),
     };
     println!("calibrated for {kind}: answered at ≥ {:.3}, refused below {:.3}", fitted.answer_at, fitted.refuse_below);
     line(&format!("out of fold ({} folds)", report.folds), &report.out_of_fold);
@@ -198,11 +209,6 @@ pub fn calibrate(
         Some(_) => report.held_out.iter().for_each(|(group, rates)| line(&format!("held out, {}", crate::output::printable(group)), rates)),
         None => println!("no question is marked \"split\": \"test\": there is no held-out figure"),
     }
-    match written {
-        Some(path) => println!("written to {}", path.display()),
-        None => println!("not in use: pass --install to decide this index's questions with it (--reset-calibration goes back to Kea's own)"),
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `kea eval --signals-out`: each golden question's decision signals, for a
@@ -225,6 +231,7 @@ pub fn signals_out(
 fn print_answers(result: &EvalResult) {
     println!("what a user without a language model sees ({}): answerable questions", result.name);
     for (group, a) in &result.answers {
+        let group = crate::output::printable(group);
         println!(
             "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3} | unsure: answer shown as a related sentence {:.3} (of {})",
             a.questions, a.answered, a.unsure, a.refused, a.shown, a.quoted, a.quoted_of, a.other_document, a.related_quoted, a.related_quoted_of
@@ -260,7 +267,7 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
     for r in &results {
         row(&r.name, &r.metrics, Some(r.ms_per_query));
         for (lang, m) in &r.by_lang {
-            row(&format!("  {lang} ({})", m.queries), m, None);
+            row(&format!("  {} ({})", crate::output::printable(lang), m.queries), m, None);
         }
     }
     for r in results.iter().filter(|r| r.refusal.is_some()) {
@@ -271,19 +278,20 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
             r.name, a.questions, a.answered, a.unsure, a.refused, u.questions, u.answered, u.unsure, u.refused, f.precision
         );
         for (lang, (a, u)) in &f.by_lang {
+            let lang = crate::output::printable(lang);
             println!(
                 "  {lang}: answerable answered {:.3} unsure {:.3} refused {:.3} | unanswerable answered {:.3} unsure {:.3} refused {:.3}",
                 a.answered, a.unsure, a.refused, u.answered, u.unsure, u.refused
             );
         }
         for wrong in &f.wrong {
-            println!("  wrong: {wrong}");
+            println!("  wrong: {}", crate::output::printable(wrong));
         }
     }
     results.iter().filter(|r| r.name == "full").for_each(print_answers);
     for r in &results {
         for (fallback, n) in &r.fallbacks {
-            println!("{}: {n} × {fallback}", r.name);
+            println!("{}: {n} × {}", r.name, crate::output::printable(fallback));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -131,9 +131,28 @@ pub fn checked_name(name: &str) -> Result<String> {
 
 /// Characters that show nothing or reorder the text around them (zero-width
 /// spaces and joiners, direction marks and overrides, the byte-order mark,
-/// the soft hyphen): a name holding one looks like another.
+/// the soft hyphen, the grapheme joiner, blank fillers and variation
+/// selectors, tag characters): a name holding one looks like another.
 fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+    crate::import::is_bidi_control(c)
+        || matches!(
+            c,
+            '\u{AD}'
+                | '\u{34F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{E0000}'..='\u{E0FFF}'
+        )
 }
 
 /// Whether two collection names are one to a person: the same once

@@ -112,11 +112,18 @@ fn bad_archive(file: &Path, why: impl std::fmt::Display) -> Error {
     Error::InvalidInput(format!("{} is not a usable Kea collection file: {why}", file.display()))
 }
 
+/// Where [`export`] writes: the file, whether an existing one is replaced,
+/// and Kea's data folder (nothing is written inside it; see [`crate::output`]).
+pub struct Destination<'a> {
+    pub file: &'a Path,
+    pub replace: bool,
+    pub data_folder: &'a Path,
+}
+
 /// Writes `collection` (open as `engine`) to `dest`, with its source files when `with_files`.
-pub fn export(engine: &Engine, collection: &Collection, dest: &Path, with_files: bool) -> Result<Exported> {
-    if dest.exists() {
-        return Err(Error::InvalidInput(format!("{} exists already: choose another file", dest.display())));
-    }
+pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with_files: bool) -> Result<Exported> {
+    // Checked before any work, and again when the file is staged.
+    crate::output::check(dest.file, dest.replace, dest.data_folder)?;
     let staging = tempfile::tempdir().map_err(|e| Error::io("making a scratch folder", e))?;
     let store_copy = staging.path().join("kea.sqlite3");
     engine.indexer().snapshot(&store_copy)?;
@@ -153,12 +160,11 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Path, with_files:
 }
 
 /// Zips `sources` and the manifest (with their sizes and hashes) into
-/// `dest`, through a temporary file renamed at the end.
-fn write_archive(dest: &Path, mut manifest: Manifest, sources: &[(String, PathBuf)]) -> Result<Exported> {
-    let partial = dest.with_extension("keakb-partial");
-    let io = |e: std::io::Error| Error::io(format!("writing {}", partial.display()), e);
-    let zip_error = |e: zip::result::ZipError| Error::io(format!("writing {}", partial.display()), std::io::Error::other(e));
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(&partial).map_err(io)?);
+/// `dest`, through a new temporary file renamed at the end.
+fn write_archive(dest: &Destination, mut manifest: Manifest, sources: &[(String, PathBuf)]) -> Result<Exported> {
+    let io = |e: std::io::Error| Error::io(format!("writing {}", dest.file.display()), e);
+    let zip_error = |e: zip::result::ZipError| Error::io(format!("writing {}", dest.file.display()), std::io::Error::other(e));
+    let mut zip = zip::ZipWriter::new(crate::output::stage(dest.file, dest.replace, dest.data_folder)?);
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
     for (name, path) in sources {
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
@@ -169,11 +175,16 @@ fn write_archive(dest: &Path, mut manifest: Manifest, sources: &[(String, PathBu
     zip.start_file(MANIFEST, options).map_err(zip_error)?;
     let text = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::InvalidInput(e.to_string()))?;
     zip.write_all(&text).map_err(io)?;
-    zip.finish().map_err(zip_error)?.sync_all().map_err(io)?;
-    std::fs::rename(&partial, dest).map_err(io)?;
-    let bytes = std::fs::metadata(dest).map_err(io)?.len();
+    let staged = zip.finish().map_err(zip_error)?;
+    staged.as_file().sync_all().map_err(io)?;
+    let bytes = staged.as_file().metadata().map_err(io)?.len();
+    match dest.replace {
+        true => staged.persist(dest.file),
+        false => staged.persist_noclobber(dest.file),
+    }
+    .map_err(|e| io(e.error))?;
     let files = sources.len() - 1;
-    Ok(Exported { file: dest.to_path_buf(), documents: manifest.documents.len(), files, bytes })
+    Ok(Exported { file: dest.file.to_path_buf(), documents: manifest.documents.len(), files, bytes })
 }
 
 /// Copies at most `limit` bytes from `from` to `to`, hashing them; returns

@@ -23,6 +23,7 @@ pub mod language;
 pub mod lexicon;
 pub mod model;
 pub mod numbers;
+pub mod output;
 pub mod profile;
 pub mod progress;
 pub mod reader;

@@ -22,7 +22,8 @@ pub fn inline(text: &str) -> String {
     for c in text.chars() {
         match c {
             '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' => out.push(' '),
-            c if c.is_control() => {}
+            // Direction overrides would disguise a file name's end.
+            c if c.is_control() || crate::import::is_bidi_control(c) => {}
             '<' => out.push_str("&lt;"),
             // A quote only where a line starts.
             '>' if out.is_empty() => out.push_str("\\>"),
@@ -158,7 +159,7 @@ mod tests {
     #[test]
     fn what_documents_and_models_wrote_stays_inline_text() {
         let conversation = Conversation { id: 1, title: "# Hi\n[^9]: forged".into(), subject: None, updated_at: 0 };
-        let forged = serde_json::json!({"id": "S1", "source": "a\n[^1]: [Open the report](https://evil.example/login).md", "heading_path": "<img src=x onerror=alert(1)>", "page": null, "chunk_id": 1, "chunk_ids": [1]});
+        let forged = serde_json::json!({"id": "S1", "source": "a\n[^1]: [Open the report](https://evil.example/login).\u{202E}dm", "heading_path": "<img src=x onerror=alert(1)>", "page": null, "chunk_id": 1, "chunk_ids": [1]});
         let messages = [
             message(Role::User, "what?\u{1b}[31m", serde_json::Value::Null),
             message(Role::Assistant, "See [this](https://evil.example) ![x](y) [S1]\n# Heading", serde_json::json!([forged])),
@@ -168,7 +169,7 @@ mod tests {
             markdown,
             "# \\# Hi \\[^9\\]: forged\n\n**Question:** what?\\[31m\n\n\
              **Answer:** See \\[this\\](https://evil.example) !\\[x\\](y) [^1] \\# Heading\n\n\
-             [^1]: a \\[^1\\]: \\[Open the report\\](https://evil.example/login).md › &lt;img src=x onerror=alert(1)>\n"
+             [^1]: a \\[^1\\]: \\[Open the report\\](https://evil.example/login).dm › &lt;img src=x onerror=alert(1)>\n"
         );
     }
 

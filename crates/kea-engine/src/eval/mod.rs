@@ -62,10 +62,14 @@ pub fn load_golden(path: &Path) -> Result<Vec<GoldenItem>> {
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 /// The most lines (blank ones too) such a file may have.
 pub const MAX_ROWS: usize = 200_000;
+/// The most bytes such a file may have (every line at its longest would
+/// be 12 GiB, more than a laptop holds).
+pub const MAX_FILE_BYTES: usize = 64 << 20;
 
 /// The text of a JSON-lines file, read a line at a time and refused, with
-/// the limit and the line named, past [`MAX_LINE_BYTES`] in a line or
-/// [`MAX_ROWS`] lines: `/dev/zero` or a huge file is refused at once.
+/// the limit and the line named, past [`MAX_LINE_BYTES`] in a line,
+/// [`MAX_ROWS`] lines or [`MAX_FILE_BYTES`] in all: `/dev/zero` or a huge
+/// file is refused at once.
 pub fn read_json_lines(path: &Path) -> Result<String> {
     use std::io::{BufRead, Read};
     let file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
@@ -88,6 +92,9 @@ pub fn read_json_lines(path: &Path) -> Result<String> {
         rows += 1;
         if rows > MAX_ROWS {
             return Err(refused(line, format!("more than {MAX_ROWS} lines")));
+        }
+        if text.len() + decoded.len() > MAX_FILE_BYTES {
+            return Err(refused(line, format!("the file is larger than {} MiB", MAX_FILE_BYTES >> 20)));
         }
         // A byte-order mark (editors on Windows write one) is not text.
         text.push_str(if line == 1 { decoded.trim_start_matches('\u{feff}') } else { &decoded });
@@ -406,6 +413,10 @@ mod tests {
         assert!(many.contains(&format!("more than {MAX_ROWS} lines")), "{many}");
         std::fs::write(&file, "\n".repeat(MAX_ROWS + 1)).unwrap();
         assert!(load_golden(&file).unwrap_err().to_string().contains("more than"), "blank lines count");
+        let wide = format!("{{\"query\": \"{}\", \"relevant\": [\"a.md\"]}}\n", "q".repeat(MAX_LINE_BYTES - 100));
+        std::fs::write(&file, wide.repeat(MAX_FILE_BYTES / wide.len() + 1)).unwrap();
+        let large = load_golden(&file).unwrap_err().to_string();
+        assert!(large.contains("larger than 64 MiB"), "{large}");
         let zero = read_json_lines(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(zero.contains(":1:") && zero.contains("64 KiB"), "endless input is refused at its first line: {zero}");
     }

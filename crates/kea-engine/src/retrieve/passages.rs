@@ -11,7 +11,7 @@ use crate::language::Language;
 use crate::store::{ChunkRow, Store};
 
 /// The passage reads of the retrieval pipeline, by chunk id.
-pub trait Passages {
+pub trait Passages: Sync {
     /// Brings the passages up to date before a retrieval (a team mirror pulls
     /// what the other instances changed); a local store is always current.
     fn refresh(&self) -> Result<()> {

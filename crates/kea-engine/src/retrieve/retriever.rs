@@ -58,6 +58,14 @@ const CROSS_LINGUAL_BEHIND: usize = 1;
 const SENTENCE_BLOCKS: usize = 6;
 const MAX_SENTENCES_COMPARED: usize = 80;
 
+/// BM25 over segmented words for each phrasing, merged: the stage's trace.
+fn sparse(passages: &dyn Passages, queries: &[String], config: &RetrievalConfig) -> Result<StageTrace> {
+    let t = super::start();
+    let lists = queries.iter().map(|q| passages.fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
+    let candidates = merge_max(lists, config.coarse_k);
+    Ok(StageTrace { stage: "sparse", ms: t.ms(), candidates })
+}
+
 /// `v` scaled to length 1 (unchanged when it is zero).
 fn normalised(mut v: Vec<f32>) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -112,9 +120,23 @@ impl<'a> Retriever<'a> {
         Ok(self.retrieve(query, &mode.config(top_k))?.hits)
     }
 
-    /// Chunks by id (for showing a cited passage or a trace).
+    /// Chunks by id (for a trace or a benchmark).
     pub fn chunks(&self, ids: &[u64]) -> Result<Vec<ChunkRow>> {
         self.passages.chunks_by_ids(ids)
+    }
+
+    /// The passage a citation opens: chunk `id`, when it is still a passage
+    /// of the document the citation names (`source`). Ids are used again
+    /// once a document is indexed anew, and another collection given the
+    /// cited one's name has its own: their passages are never shown for it.
+    pub fn cited_passage(&self, id: u64, source: Option<&str>) -> Result<ChunkRow> {
+        match self.passages.chunks_by_ids(&[id])?.pop() {
+            Some(row) if source.is_none_or(|cited| cited == row.source) => Ok(row),
+            _ => Err(Error::NotFound(match source {
+                Some(cited) => format!("the cited passage of {cited} is no longer indexed (the document or its collection changed since)"),
+                None => format!("passage {id} is no longer indexed"),
+            })),
+        }
     }
 
     /// Runs the pipeline for several phrasings of one question (query
@@ -179,8 +201,7 @@ impl<'a> Retriever<'a> {
     /// phrasing, in `language`), fused, shortlisted and reranked: the hits,
     /// and the vector of each phrasing dense search embedded.
     fn ranked_hits(&self, prepared: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<(Vec<Hit>, Vec<Vec<f32>>)> {
-        let dense = self.dense_if_reachable(prepared, language, config, trace)?;
-        let sparse = if config.sparse { self.sparse(prepared, config, trace)? } else { Vec::new() };
+        let (dense, sparse) = self.dense_beside_sparse(prepared, language, config, trace)?;
         let fused = self.fuse(&dense, &sparse, language, config, trace);
         let shortlist = self.shortlist(&fused, config, trace)?;
         let ids: Vec<u64> = shortlist.iter().map(|c| c.0).collect();
@@ -409,6 +430,8 @@ impl<'a> Retriever<'a> {
         let cross_lingual = config.cross_lingual && self.model_is_multilingual();
         let pool = if cross_lingual { config.coarse_k * CROSS_LINGUAL_POOL } else { config.coarse_k };
         let vectors = queries.iter().map(|q| self.models.embed_query(q)).collect::<Result<Vec<_>>>()?;
+        trace.stages.push(StageTrace { stage: "embed", ms: t.ms(), candidates: Vec::new() });
+        let t = super::start();
         let lists = vectors.iter().map(|v| self.vectors.read().unwrap_or_else(|p| p.into_inner()).search(v, pool)).collect::<Result<Vec<_>>>()?;
         let mut dense = Dense { ranked: merge_max(lists, pool), other_language: HashSet::new(), vectors: Vec::new() };
         if cross_lingual {
@@ -419,13 +442,27 @@ impl<'a> Retriever<'a> {
         Ok(dense)
     }
 
-    /// BM25 over segmented words for each phrasing, merged.
-    fn sparse(&self, queries: &[String], config: &RetrievalConfig, trace: &mut Trace) -> Result<Ranked> {
-        let t = super::start();
-        let lists = queries.iter().map(|q| self.passages.fts_search(q, config.coarse_k)).collect::<Result<Vec<_>>>()?;
-        let sparse = merge_max(lists, config.coarse_k);
-        trace.stages.push(StageTrace { stage: "sparse", ms: t.ms(), candidates: sparse.clone() });
-        Ok(sparse)
+    /// Dense and full-text search at once: full-text search (SQLite) runs on
+    /// a second thread while this one embeds the query and searches the
+    /// vector index, so a search waits for the slower of the two, not both.
+    fn dense_beside_sparse(&self, prepared: &[String], language: Language, config: &RetrievalConfig, trace: &mut Trace) -> Result<(Dense, Ranked)> {
+        let passages = self.passages.as_ref();
+        let (dense, sparse) = std::thread::scope(|scope| {
+            let sparse = config.sparse.then(|| scope.spawn(|| sparse(passages, prepared, config)));
+            let dense = self.dense_if_reachable(prepared, language, config, trace);
+            let sparse = sparse.map(|running| running.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            (dense, sparse)
+        });
+        let dense = dense?;
+        let sparse = match sparse.transpose()? {
+            Some(stage) => {
+                let ranked = stage.candidates.clone();
+                trace.stages.push(stage);
+                ranked
+            }
+            None => Vec::new(),
+        };
+        Ok((dense, sparse))
     }
 
     /// Weighted or reciprocal-rank fusion; the dense weight drops when the
