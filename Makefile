@@ -69,8 +69,10 @@ $(MCP_VENV)/.mcp-2.3.0:
 # --no-run` builds every binary too, and `cargo build` would resolve the
 # dependencies' features without the dev-dependencies (syn's `fold`,
 # chrono's `clock`, …) and so compile most of the tree a second time; `make
-# run` and `make test` share this command, in either order.
-BUILD = $(LINTED) $(CARGO) test $(WORKSPACE) --no-run
+# run` and `make test` share this command, in either order. `--timings`
+# leaves where each build's time went in the target folder's
+# cargo-timings/ (an HTML page per build).
+BUILD = $(LINTED) $(CARGO) test $(WORKSPACE) --no-run --timings
 
 # The test build needs only the system libraries and the built UI (the app
 # embeds it), so under `make -j` (as .ci/run runs it) the Python servers,
