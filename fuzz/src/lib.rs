@@ -159,6 +159,7 @@ pub fn answer_text(data: &[u8]) {
             heading_path: passage.split_whitespace().next().unwrap_or_default().to_string(),
             page: None,
             chunk_ids: vec![i as i64 / 2],
+            fingerprint: String::new(),
             text: passage.to_string(),
             collection: None,
             url: None,

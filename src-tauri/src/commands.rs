@@ -292,13 +292,19 @@ async fn identify(
 }
 
 #[tauri::command]
-async fn passage(state: State<'_, AppState>, chunk_id: i64, collection: Option<String>, source: Option<String>) -> Result<PassageDto, ErrorDto> {
-    // A citation of an answer across collections names its collection; every one names its document.
+async fn passage(
+    state: State<'_, AppState>,
+    chunk_id: i64,
+    collection: Option<String>,
+    source: Option<String>,
+    fingerprint: Option<String>,
+) -> Result<PassageDto, ErrorDto> {
+    // A citation of an answer across collections names its collection; every one its document and text.
     let engine = match collection {
         Some(name) => state.engine_of(&name)?,
         None => state.engine()?,
     };
-    blocking(move || Ok(PassageDto::from(engine.retriever().cited_passage(chunk_id as u64, source.as_deref())?))).await
+    blocking(move || Ok(PassageDto::from(engine.retriever().cited_passage(chunk_id as u64, source.as_deref(), fingerprint.as_deref())?))).await
 }
 
 #[tauri::command]

@@ -5,7 +5,7 @@
 //! opening as the default collection with nothing re-embedded; several
 //! folders in one collection; removing never touching the user's files
 //! (and taking its embedder key with it); hostile names, folders and
-//! registries refused; a citation never opening another document's passage.
+//! registries refused; a citation never opening another passage.
 
 use std::path::Path;
 
@@ -180,38 +180,40 @@ fn a_new_collection_of_another_name_never_takes_over_a_removed_ones_kept_index()
     assert_eq!(count(&sandbox.json(&["--kb", "资料", "index", "--json"]), "embedded"), 0, "its own name finds it again");
 }
 
-/// A citation names its collection and its document: once the collection is
-/// renamed and another takes its old name, the new one's passage with the
-/// cited id is never shown for it (issue 54's review).
+/// A citation names its collection, its document and its text: once the
+/// collection is renamed and another takes its old name over a newer copy
+/// of the same folder, the new one's passage with the cited id, in a file
+/// of the same name, is never shown for it (issue 54's review).
 #[test]
-fn a_citation_never_opens_another_documents_passage_under_its_collections_old_name() {
+fn a_citation_never_opens_another_passage_under_its_collections_old_name() {
     let sandbox = Sandbox::empty();
     let kitchen = sandbox.data.with_file_name("kitchen");
     write_kitchen(&kitchen);
-    let diary = sandbox.data.with_file_name("diary");
-    std::fs::create_dir_all(&diary).unwrap();
-    let day = "A walk by the river after lunch, past the mill and the old bridge, then letters to friends until dark. ".repeat(4);
-    let days: String = (1..=40).map(|d| format!("## Day {d}\n\n{day}\n\n")).collect();
-    std::fs::write(diary.join("today.md"), format!("# Diary\n\n{days}")).unwrap();
+    let newer = sandbox.data.with_file_name("kitchen, newer copy");
+    write_kitchen(&newer);
+    let sourdough = std::fs::read_to_string(newer.join("sourdough.md")).unwrap();
+    std::fs::write(newer.join("sourdough.md"), sourdough.replace("once a day", "twice a day")).unwrap();
     sandbox.json(&["kb", "create", "Notes", "--folder", kitchen.to_str().unwrap(), "--json"]);
     sandbox.json(&["--kb", "Notes", "index", "--json"]);
     let answer = sandbox.json(&["--kb", "Notes", "ask", "How often do I feed the sourdough starter?", "--provider", "none", "--json"]);
     let cited = &answer["citations"][0];
-    let (chunk_id, source) = (cited["chunk_id"].as_u64().unwrap(), cited["source"].as_str().unwrap());
+    let (chunk_id, source, fingerprint) = (cited["chunk_id"].as_u64().unwrap(), cited["source"].as_str().unwrap(), cited["fingerprint"].as_str().unwrap());
+    assert_eq!(source, "sourdough.md", "{answer}");
     assert!(sandbox.run(&["kb", "rename", "Notes", "Old notes"]).status.success());
-    sandbox.json(&["kb", "create", "Notes", "--folder", diary.to_str().unwrap(), "--json"]);
+    sandbox.json(&["kb", "create", "Notes", "--folder", newer.to_str().unwrap(), "--json"]);
     sandbox.json(&["--kb", "Notes", "index", "--json"]);
     let listed = sandbox.json(&["kb", "list", "--json"]);
     let now_named = listed.as_array().unwrap().iter().find(|c| c["name"] == "Notes").unwrap();
-    let mut config = kea_engine::EngineConfig::new(&diary, now_named["index_dir"].as_str().unwrap());
+    let mut config = kea_engine::EngineConfig::new(&newer, now_named["index_dir"].as_str().unwrap());
     config.model_paths.dirs.insert(0, super::util::repo_root().join("models"));
     let engine = kea_engine::Engine::open(config).unwrap();
     let retriever = engine.retriever();
     let same_id = retriever.chunks(&[chunk_id]).unwrap();
-    assert_eq!(same_id.first().map(|c| c.source.as_str()), Some("today.md"), "the id is the new collection's passage now");
-    let refused = retriever.cited_passage(chunk_id, Some(source)).unwrap_err();
+    assert_eq!(same_id.first().map(|c| c.source.as_str()), Some(source), "the id is the same file's passage in the new collection");
+    let refused = retriever.cited_passage(chunk_id, Some(source), Some(fingerprint)).unwrap_err();
     assert_eq!(refused.kind(), kea_engine::ErrorKind::NotFound, "{refused}");
-    assert_eq!(retriever.cited_passage(chunk_id, Some("today.md")).unwrap().source, "today.md");
+    let newer_text = kea_engine::retrieve::context::fingerprint(&same_id[0].text);
+    assert_eq!(retriever.cited_passage(chunk_id, Some(source), Some(&newer_text)).unwrap().id as u64, chunk_id, "its own citation opens it");
 }
 
 #[test]

@@ -70,7 +70,8 @@ export const api = {
   stopGeneration: () => invoke<void>("stop_generation"),
   identify: (image: { path?: string; bytes?: number[] }, chatId: number | null, lang: string, onEvent: (e: StreamDto) => void) =>
     invoke<IdentificationDto>("identify", { ...image, chatId, lang, onEvent: streamed(onEvent) }),
-  passage: (chunkId: number, collection: string | null, source: string) => invoke<PassageDto>("passage", { chunkId, collection, source }),
+  passage: (chunkId: number, collection: string | null, source: string, fingerprint: string | null) =>
+    invoke<PassageDto>("passage", { chunkId, collection, source, fingerprint }),
   conversations: () => invoke<ConversationDto[]>("conversations"),
   conversationMessages: (id: number) => invoke<MessageDto[]>("conversation_messages", { id }),
   renameConversation: (id: number, title: string) => invoke<void>("rename_conversation", { id, title }),

@@ -75,7 +75,7 @@ function closePassagePanel() {
 
 async function showPassage(citation: CitationDto) {
   try {
-    const passage = await api.passage(citation.chunk_id, citation.collection ?? null, citation.source);
+    const passage = await api.passage(citation.chunk_id, citation.collection ?? null, citation.source, citation.fingerprint ?? null);
     $("passage-source").textContent = passage.source;
     $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
@@ -445,7 +445,10 @@ function showEmpty() {
 
 async function openConversation(id: number) {
   try {
+    const ticket = conversation.ask();
     const messages = await api.conversationMessages(id);
+    // Read from the collection open when asked: not shown once another is.
+    if (!conversation.settle(ticket, id)) return;
     conversation.open(id);
     showEmpty();
     for (const m of messages) {
@@ -476,7 +479,11 @@ function startRename(item: HTMLElement, id: number, title: string) {
 export async function refreshConversations() {
   try {
     const list = $("conversations");
+    // While the collection changes, no conversation (of either) is offered.
+    if (switching) return list.replaceChildren();
+    const ticket = conversation.ask();
     const conversations = await api.conversations();
+    if (switching || conversation.ask() !== ticket) return;
     list.replaceChildren();
     if (!conversations.length) list.append(el("li", t("conversations.empty"), "muted"));
     for (const c of conversations) {

@@ -78,6 +78,10 @@ chunk_ids: number[],
  */
 collection: string | null, 
 /**
+ * A hash of the cited passage's text (what showing it checks).
+ */
+fingerprint: string | null, 
+/**
  * The document's web address (a saved web page's).
  */
 url: string | null, };

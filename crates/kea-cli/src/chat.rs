@@ -163,7 +163,7 @@ pub fn ask(
                 print!("{}", crate::output::terminal(&text));
                 let _ = stdout.flush();
             }
-            ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {output}"),
+            ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {}", crate::output::printable(&output.to_string())),
             ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
         }
     };
@@ -227,7 +227,7 @@ pub fn eval_written(
     }
     println!("{} questions, {}", items.len(), choice.provider.describe());
     for w in written.iter().filter(|w| w.answerable != (w.outcome == kea_engine::retrieve::calibration::Outcome::Answered) || w.holds_fact == Some(false)) {
-        println!("  {:?} {}: {}", w.outcome, w.query, w.answer.replace('\n', " "));
+        println!("  {:?} {}: {}", w.outcome, crate::output::printable(&w.query), crate::output::printable(&w.answer));
     }
     for (group, r) in &rates {
         println!(
@@ -393,7 +393,7 @@ pub fn identify(
     let options = IdentifyOptions { classifier, image_model: image_model.to_string(), lang, ..Default::default() };
     let mut sink = |event: ChatEvent| {
         if let (false, ChatEvent::ToolEnd { tool, ms, output }) = (json, event) {
-            eprintln!("[{tool} {ms:.0} ms] {output}");
+            eprintln!("[{tool} {ms:.0} ms] {}", crate::output::printable(&output.to_string()));
         }
     };
     let result = match engine.identifier().identify(choice.provider.as_ref(), Photo::File(image.to_path_buf()), chat, &options, &mut sink) {
@@ -408,15 +408,17 @@ pub fn identify(
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", result.reply);
+    // Names, sources and headings come from the documents: printed without terminal escapes.
+    use crate::output::{printable, terminal};
+    println!("{}", terminal(&result.reply));
     for c in &result.candidates {
-        println!("  {:>5.1}%  {}{}", c.probability * 100.0, c.name, c.zh.as_deref().map(|z| format!(" / {z}")).unwrap_or_default());
+        println!("  {:>5.1}%  {}{}", c.probability * 100.0, printable(&c.name), c.zh.as_deref().map(|z| format!(" / {}", printable(z))).unwrap_or_default());
     }
     if !result.visual_description.is_empty() {
-        println!("  looks: {}", result.visual_description);
+        println!("  looks: {}", printable(&result.visual_description));
     }
     for e in &result.evidence {
-        println!("  [{}] {} | {}", e.id, e.source, e.heading_path);
+        println!("  [{}] {} | {}", printable(&e.id), printable(&e.source), printable(&e.heading_path));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,17 +6,19 @@
 use std::path::Path;
 
 use anyhow::bail;
+use kea_engine::import::is_bidi_control;
 
 /// `text` with its control characters (terminal escape sequences among
-/// them) dropped, for printing what a file or a peer gave.
+/// them, 8-bit ones too) and direction overrides dropped, for printing what
+/// a file or a peer gave.
 pub fn printable(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
+    text.chars().filter(|&c| !c.is_control() && !is_bidi_control(c)).collect()
 }
 
-/// `text` for a terminal: its control characters dropped but line breaks
-/// and tabs (a document's or a model's text, printed as it streams).
+/// `text` for a terminal: as [`printable`] but line breaks and tabs kept
+/// (a document's or a model's text, printed as it streams).
 pub fn terminal(text: &str) -> String {
-    text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect()
+    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c)).collect()
 }
 
 /// Writes `bytes` to `path` (see [`kea_engine::output`]); `force` replaces a file.
@@ -40,7 +42,8 @@ mod tests {
         assert!(again.contains("--force") && std::fs::read(&target).unwrap() == b"first", "{again}");
         write_file(&target, b"second", true, data.path()).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"second");
-        assert_eq!(printable("kettle\u{1b}[2J/en\r\n"), "kettle[2J/en");
+        assert_eq!(printable("kettle\u{1b}[2J/en\r\n\u{9b}31m"), "kettle[2J/en31m");
+        assert_eq!(printable("report\u{202e}gpj.md"), "reportgpj.md");
         assert_eq!(terminal("a\u{1b}]0;title\u{7}\tb\r\nc"), "a]0;title\tb\nc");
     }
 }

@@ -98,8 +98,18 @@ fn print_trace(result: &Retrieval) {
     println!();
 }
 
+/// Refuses JSON-lines inputs larger than one file may be, together (a file
+/// named several times counts each time); each is also read within its own limits.
+fn within_input_limit(files: &[PathBuf]) -> anyhow::Result<()> {
+    let limit = kea_engine::eval::MAX_FILE_BYTES as u64;
+    let total: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
+    anyhow::ensure!(total <= limit, "the files given hold {} MiB together, more than the {} MiB Kea reads at once", total >> 20, limit >> 20);
+    Ok(())
+}
+
 /// Every question of the golden sets, read as one.
 pub(crate) fn load_all(golden: &[PathBuf]) -> anyhow::Result<Vec<kea_engine::eval::GoldenItem>> {
+    within_input_limit(golden)?;
     let mut items = Vec::new();
     for path in golden {
         items.extend(load_golden(path)?);
@@ -152,6 +162,7 @@ pub fn calibrate(
         );
     }
     let rows = if fit.from_signals {
+        within_input_limit(golden)?;
         let rows = golden.iter().map(|p| signals::read_rows(p)).collect::<Result<Vec<_>, _>>()?.concat();
         signals::check_rows(&rows, &model)?;
         rows

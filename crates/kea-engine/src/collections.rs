@@ -120,7 +120,7 @@ pub struct Removed {
 /// invisible characters, not the word that means every collection.
 pub fn checked_name(name: &str) -> Result<String> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(|c| c.is_control() || is_invisible(c)) {
+    if !is_stored_name(name) || holds_an_invisible_character(name) {
         return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control or invisible characters (got {name:?})")));
     }
     if same_name(name, ALL_COLLECTIONS) {
@@ -129,27 +129,50 @@ pub fn checked_name(name: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// Characters that show nothing or reorder the text around them (zero-width
-/// spaces and joiners, direction marks and overrides, the byte-order mark,
-/// the soft hyphen, the grapheme joiner, blank fillers and variation
-/// selectors, tag characters): a name holding one looks like another.
+/// A name a registry may hold: 1–64 characters, no control character, not
+/// the word that means every collection. Names given since are checked
+/// further ([`checked_name`]), but a registry an older Kea wrote opens.
+fn is_stored_name(name: &str) -> bool {
+    !name.trim().is_empty() && name.chars().count() <= MAX_NAME_CHARS && !name.chars().any(char::is_control) && !same_name(name, ALL_COLLECTIONS)
+}
+
+/// Whether `name` holds an [invisible](is_invisible) character, but for the
+/// variation selectors and joiners that shape an emoji (`❤️`, `👨‍👩‍👧`).
+fn holds_an_invisible_character(name: &str) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    let shapes_an_emoji = |before: char, c: char| {
+        matches!(c, '\u{FE0E}' | '\u{FE0F}' | '\u{200D}')
+            && (matches!(get_general_category(before), G::OtherSymbol | G::ModifierSymbol) || before == '\u{FE0F}')
+    };
+    let mut before = ' ';
+    name.chars().any(|c| {
+        let hidden = is_invisible(c) && !shapes_an_emoji(before, c);
+        before = c;
+        hidden
+    })
+}
+
+/// Characters that show nothing, or not as themselves, or reorder the text
+/// around them: format characters (zero-width spaces and joiners, direction
+/// marks and overrides, the byte-order mark, the soft hyphen), line and
+/// paragraph separators, private-use and unassigned code points, and the
+/// default-ignorable marks and letters that are not format characters
+/// (the grapheme joiner, variation selectors, blank fillers): a name
+/// holding one looks like another.
 fn is_invisible(c: char) -> bool {
-    crate::import::is_bidi_control(c)
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    matches!(get_general_category(c), G::Control | G::Format | G::LineSeparator | G::ParagraphSeparator | G::PrivateUse | G::Unassigned | G::Surrogate)
         || matches!(
             c,
-            '\u{AD}'
-                | '\u{34F}'
+            '\u{34F}'
                 | '\u{115F}'
                 | '\u{1160}'
                 | '\u{17B4}'
                 | '\u{17B5}'
                 | '\u{180B}'..='\u{180F}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{2060}'..='\u{206F}'
                 | '\u{2800}'
                 | '\u{3164}'
                 | '\u{FE00}'..='\u{FE0F}'
-                | '\u{FEFF}'
                 | '\u{FFA0}'
                 | '\u{E0000}'..='\u{E0FFF}'
         )
@@ -264,7 +287,7 @@ impl Library {
         };
         for c in &collections {
             let bad_dir = !c.is_default() && !is_index_dir_name(&c.dir);
-            if bad_dir || checked_name(&c.name).is_err() || (c.is_default() && c.name != DEFAULT_COLLECTION) {
+            if bad_dir || !is_stored_name(&c.name) || (c.is_default() && c.name != DEFAULT_COLLECTION) {
                 return Err(Error::InvalidInput(format!("{}: the collection {:?} is damaged (folder {:?})", path.display(), c.name, c.dir)));
             }
         }
@@ -591,4 +614,21 @@ pub fn embedder_state(collection: &Collection, config: &EngineConfig) -> Embedde
         )
     });
     EmbedderState { embedder, indexed: indexed.is_some(), warning }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_with_a_hidden_character_is_refused_but_an_emoji_is_a_name() {
+        for name in ["Recipes ❤️", "👨‍👩‍👧 family", "Notes", "资料"] {
+            assert!(checked_name(name).is_ok(), "{name}");
+        }
+        for name in ["A\u{FE0F}", "Bad\u{200D}", "Wo\u{1BCA0}rk", "A\u{2028}B", "\u{E000}x", "A\u{378}", "Work\u{FFF9}", "Ｂad\u{115F}"] {
+            assert!(checked_name(name).is_err(), "{name:?}");
+        }
+        // A registry an older Kea wrote opens with the names it was given then.
+        assert!(is_stored_name("Bad\u{200B}") && !is_stored_name("all") && !is_stored_name("a\u{7}"));
+    }
 }

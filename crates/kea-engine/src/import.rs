@@ -39,7 +39,7 @@ pub const NO_NAME: &str = "document";
 
 /// Characters that change the direction text is shown in: in a file name
 /// they disguise its end (`Invoice \u{202e}lmth.exe` shows as `Invoice exe.html`).
-pub(crate) fn is_bidi_control(c: char) -> bool {
+pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 

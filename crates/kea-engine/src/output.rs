@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 
 /// The first bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
+/// The first bytes of a SQLite write-ahead log (either byte order).
+const WAL_MAGIC: [[u8; 4]; 2] = [[0x37, 0x7f, 0x06, 0x82], [0x37, 0x7f, 0x06, 0x83]];
+/// The names SQLite gives the files beside a database.
+const SQLITE_SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 /// Writes `bytes` to `path` (see the module docs); `replace` replaces a file.
 pub fn write_file(path: &Path, bytes: &[u8], replace: bool, data_folder: &Path) -> Result<()> {
@@ -63,7 +67,9 @@ fn replaced_mode(path: &Path, replace: bool) -> Result<Option<Permissions>> {
         Ok(meta) if meta.file_type().is_symlink() => Err(refused(format!("{} is a link: Kea does not write through links; name a file", path.display()))),
         Ok(meta) if !meta.is_file() => Err(refused(format!("{} exists and is not a file", path.display()))),
         Ok(_) if !replace => Err(refused(format!("{} exists already: choose another file", path.display()))),
-        Ok(_) if is_database(path) => Err(refused(format!("{} is a database (an index and its conversations): Kea does not replace it", path.display()))),
+        Ok(_) if part_of_a_database(path) => {
+            Err(refused(format!("{} is part of a database (an index and its conversations) or cannot be read: Kea does not replace it", path.display())))
+        }
         Ok(meta) => Ok(Some(meta.permissions())),
         Err(_) => Ok(None),
     }
@@ -73,9 +79,19 @@ fn refused(why: String) -> Error {
     Error::InvalidInput(why)
 }
 
-fn is_database(path: &Path) -> bool {
-    let mut header = [0u8; SQLITE_HEADER.len()];
-    std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header)).is_ok() && header == SQLITE_HEADER
+/// Whether the file at `path` is a SQLite database, its write-ahead log,
+/// shared memory or rollback journal (which hold committed rows the
+/// database file may not have yet), or a file Kea cannot read to tell.
+fn part_of_a_database(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    if SQLITE_SIDE_FILES.iter().any(|suffix| name.ends_with(suffix)) {
+        return true;
+    }
+    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
+    match std::fs::File::open(path).and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, SQLITE_HEADER.len() as u64), &mut header)) {
+        Ok(_) => header == SQLITE_HEADER || WAL_MAGIC.iter().any(|magic| header.starts_with(magic)),
+        Err(_) => true,
+    }
 }
 
 /// A file to stage the new one in, in `folder`: created new (never an
@@ -148,7 +164,16 @@ mod tests {
         rusqlite::Connection::open(&copy).unwrap().execute_batch("CREATE TABLE kept (x); INSERT INTO kept VALUES (1);").unwrap();
         let before = std::fs::read(&copy).unwrap();
         let refused = write_file(&copy, b"{}", true, data.path()).unwrap_err().to_string();
-        assert!(refused.contains("is a database"), "{refused}");
+        assert!(refused.contains("part of a database"), "{refused}");
         assert_eq!(std::fs::read(&copy).unwrap(), before);
+        // Its write-ahead log, whatever it is called, and a file named as one.
+        let log = dir.path().join("renamed.log");
+        std::fs::write(&log, [0x37, 0x7f, 0x06, 0x82, 0, 0, 0, 1]).unwrap();
+        let shm = dir.path().join("index.sqlite3-shm");
+        std::fs::write(&shm, b"rows").unwrap();
+        for side in [log, shm] {
+            assert!(write_file(&side, b"{}", true, data.path()).unwrap_err().to_string().contains("part of a database"));
+            assert_ne!(std::fs::read(&side).unwrap(), b"{}");
+        }
     }
 }

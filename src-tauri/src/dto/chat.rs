@@ -23,6 +23,9 @@ pub struct CitationDto {
     /// The collection, when the question went to several.
     #[serde(default)]
     pub collection: Option<String>,
+    /// A hash of the cited passage's text (what showing it checks).
+    #[serde(default)]
+    pub fingerprint: Option<String>,
     /// The document's web address (a saved web page's).
     #[serde(default)]
     pub url: Option<String>,
@@ -38,6 +41,7 @@ impl From<&Citation> for CitationDto {
             chunk_id: c.chunk_id,
             chunk_ids: c.chunk_ids.clone(),
             collection: c.collection.clone(),
+            fingerprint: c.fingerprint.clone(),
             url: c.url.clone(),
         }
     }

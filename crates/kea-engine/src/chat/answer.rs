@@ -38,6 +38,11 @@ pub struct Citation {
     /// The collection, when the question went to several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collection: Option<String>,
+    /// The first chunk's [fingerprint](crate::retrieve::context::fingerprint):
+    /// showing the passage checks it is still that text (`None`: stored
+    /// before citations had one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
     /// The document's web address (a saved web page's): citations link to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -53,6 +58,7 @@ impl From<&ContextBlock> for Citation {
             chunk_id: b.chunk_ids.first().copied().unwrap_or_default(),
             chunk_ids: b.chunk_ids.clone(),
             collection: b.collection.clone(),
+            fingerprint: Some(b.fingerprint.clone()),
             url: b.url.clone(),
         }
     }
@@ -415,6 +421,7 @@ mod tests {
             heading_path: "A > Diet".into(),
             page: Some(2),
             chunk_ids: vec![7],
+            fingerprint: String::new(),
             text: "Seeds.".into(),
             collection: None,
             url: None,

@@ -430,6 +430,7 @@ pub(crate) mod tests {
             heading_path: heading.into(),
             page: None,
             chunk_ids: vec![1],
+            fingerprint: String::new(),
             text: text.into(),
             collection: None,
             url: None,

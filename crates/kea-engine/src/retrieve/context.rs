@@ -17,6 +17,9 @@ pub struct ContextBlock {
     pub heading_path: String,
     pub page: Option<u32>,
     pub chunk_ids: Vec<i64>,
+    /// [`fingerprint`] of its first chunk's text: what a citation of it
+    /// checks the passage it opens against.
+    pub fingerprint: String,
     pub text: String,
     /// The collection, in results across several collections.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,8 +95,20 @@ fn block_header(label: &str, first: &ChunkRow) -> String {
 }
 
 /// Whether two chunks are next to each other in one document under one heading.
+/// A short hash of a chunk's text: the same passage, wherever and whenever
+/// it is stored, has the same one.
+pub fn fingerprint(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
+}
+
 fn neighbours(a: &ChunkRow, b: &ChunkRow) -> bool {
     a.source == b.source && a.collection == b.collection && a.chunk_index.abs_diff(b.chunk_index) == 1 && a.heading_path == b.heading_path
+}
+
+/// The sentences of `group`'s chunks, in order, that no block before had
+/// (`seen`: their normalised text, updated).
+fn unseen_sentences<'a>(group: &[&'a ChunkRow], seen: &mut std::collections::HashSet<String>) -> Vec<&'a str> {
+    group.iter().flat_map(|chunk| sentences(&chunk.text)).filter(|sentence| seen.insert(normalise(sentence))).collect()
 }
 
 /// Builds the context from chunks in rank order.
@@ -111,14 +126,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
     let mut context = Context::default();
     for mut group in groups {
         group.sort_by_key(|c| c.chunk_index);
-        let mut kept: Vec<&str> = Vec::new();
-        for chunk in &group {
-            for sentence in sentences(&chunk.text) {
-                if seen.insert(normalise(sentence)) {
-                    kept.push(sentence);
-                }
-            }
-        }
+        let kept = unseen_sentences(&group, &mut seen);
         if kept.is_empty() {
             continue;
         }
@@ -151,6 +159,7 @@ pub(crate) fn assemble(hits: &[ChunkRow], token_budget: usize) -> Context {
             heading_path: first.heading_path.clone(),
             page: first.page,
             chunk_ids: group.iter().map(|c| c.id).collect(),
+            fingerprint: fingerprint(&first.text),
             text: body,
             collection: first.collection.clone(),
             url: first.url.clone(),

@@ -125,13 +125,15 @@ impl<'a> Retriever<'a> {
         self.passages.chunks_by_ids(ids)
     }
 
-    /// The passage a citation opens: chunk `id`, when it is still a passage
-    /// of the document the citation names (`source`). Ids are used again
-    /// once a document is indexed anew, and another collection given the
-    /// cited one's name has its own: their passages are never shown for it.
-    pub fn cited_passage(&self, id: u64, source: Option<&str>) -> Result<ChunkRow> {
+    /// The passage a citation opens: chunk `id`, when it is still the text
+    /// the citation quoted (its `fingerprint`) in the document it names
+    /// (`source`). Ids are used again once a document is indexed anew, and
+    /// another collection given the cited one's name has its own: their
+    /// passages are never shown for it.
+    pub fn cited_passage(&self, id: u64, source: Option<&str>, fingerprint: Option<&str>) -> Result<ChunkRow> {
+        let same = |row: &ChunkRow| source.is_none_or(|cited| cited == row.source) && fingerprint.is_none_or(|f| f == context::fingerprint(&row.text));
         match self.passages.chunks_by_ids(&[id])?.pop() {
-            Some(row) if source.is_none_or(|cited| cited == row.source) => Ok(row),
+            Some(row) if same(&row) => Ok(row),
             _ => Err(Error::NotFound(match source {
                 Some(cited) => format!("the cited passage of {cited} is no longer indexed (the document or its collection changed since)"),
                 None => format!("passage {id} is no longer indexed"),
