@@ -175,6 +175,14 @@ fn refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(sandbox: &Sandbo
     std::fs::write(&escaping, format!("{signals}\n")).unwrap();
     let refused = sandbox.run(&["eval", escaping.to_str().unwrap(), "--calibrate", "--from-signals"]);
     assert!(!refused.status.success() && !refused.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&refused.stderr));
+    // Escapes, an 8-bit CSI and a direction override in questions searched from a file and traced.
+    let hostile = "death cap\u{1b}]0;title\u{7} \u{9b}2J poisonous \u{202e}gpj";
+    std::fs::write(&escaping, format!("{hostile}\n")).unwrap();
+    for args in [vec!["search", "--queries", escaping.to_str().unwrap(), "--top-k", "1"], vec!["search", hostile, "--trace", "--top-k", "1"]] {
+        let out = sandbox.run(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && !text.contains(['\u{1b}', '\u{9b}', '\u{202e}']), "{args:?}: {text}");
+    }
 }
 
 /// Output nobody reads any more (`kea … | head`) ends the command as it

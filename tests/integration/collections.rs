@@ -255,7 +255,7 @@ fn hostile_names_folders_and_registries_are_refused_with_nothing_written() {
         // A grapheme joiner, a Hangul filler, a variation selector, a tag letter, an Arabic letter mark.
         (vec!["kb", "create", "Bad\u{34F}", "--folder", n], "invisible characters"),
         (vec!["kb", "create", "Bad\u{3164}", "--folder", n], "invisible characters"),
-        (vec!["kb", "create", "all\u{FE0F}", "--folder", n], "invisible characters"),
+        (vec!["kb", "create", "all\u{FE0F}", "--folder", n], "means every collection"),
         (vec!["kb", "create", "Bad\u{E0041}", "--folder", n], "invisible characters"),
         (vec!["kb", "create", "Bad\u{61C}", "--folder", n], "invisible characters"),
         (vec!["kb", "create", "ＤＥＦＡＵＬＴ", "--folder", n], "exists already"),

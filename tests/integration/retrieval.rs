@@ -34,7 +34,7 @@ fn trace_shows_every_stage_and_the_missing_reranker_fallback() {
     let sandbox = indexed();
     let out = sandbox.decided(&["search", "What do cockatiels eat?", "--trace", "--json"], crate::decisions::Expect::Not("refused"));
     let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "context", "relevance"], "search compares no sentences: only an answer does");
+    assert_eq!(stages, ["embed", "dense", "sparse", "fusion", "mmr", "context", "relevance"], "search compares no sentences: only an answer does");
     let fallbacks = out["trace"]["fallbacks"].to_string();
     assert!(fallbacks.contains("no reranker configured"), "{fallbacks}");
     assert_eq!(out["hits"][0]["source"], "parrots/cockatiel.md");
@@ -49,7 +49,7 @@ fn fixture_reranker_reorders_and_the_filter_applies() {
     let sandbox = indexed();
     let out = sandbox.json(&["--reranker", "fixture-reranker", "search", "cuttlebone mineral block calcium", "--trace", "--json"]);
     let stages: Vec<&str> = out["trace"]["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["dense", "sparse", "fusion", "mmr", "rerank", "filter", "context", "relevance"]);
+    assert_eq!(stages, ["embed", "dense", "sparse", "fusion", "mmr", "rerank", "filter", "context", "relevance"]);
     assert!(!out["trace"]["fallbacks"].to_string().contains("rerank"), "{}", out["trace"]["fallbacks"]);
     let hits = out["hits"].as_array().unwrap();
     assert_eq!(hits[0]["source"], "parrots/budgerigar.md");

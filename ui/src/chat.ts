@@ -16,8 +16,8 @@ import { asCommandError, OpenConversation } from "./state";
 
 const conversation = new OpenConversation();
 let busy = false;
-/** Questions wait while the collection changes (see `kea-collection-switching`). */
-let switching = false;
+/** Collection switches under way: questions and the conversation list wait for the last (see `kea-collection-switching`). */
+let switching = 0;
 let openPassagePath: string | null = null;
 let openPassagePage: number | null = null;
 let openPassageUrl: string | null = null;
@@ -480,10 +480,10 @@ export async function refreshConversations() {
   try {
     const list = $("conversations");
     // While the collection changes, no conversation (of either) is offered.
-    if (switching) return list.replaceChildren();
+    if (switching > 0) return list.replaceChildren();
     const ticket = conversation.ask();
     const conversations = await api.conversations();
-    if (switching || conversation.ask() !== ticket) return;
+    if (switching > 0 || conversation.ask() !== ticket) return;
     list.replaceChildren();
     if (!conversations.length) list.append(el("li", t("conversations.empty"), "muted"));
     for (const c of conversations) {
@@ -523,18 +523,19 @@ export function setupChat() {
   // A switch starts from the new collection's own conversations: what was
   // open (its citations, a reply still coming) belongs to the one it was asked in.
   window.addEventListener("kea-collection-switching", () => {
-    switching = true;
+    switching += 1;
     newChat();
   });
+  // The last switch to end starts from its collection: nothing opened meanwhile stays open.
   window.addEventListener("kea-collection-switched", () => {
-    switching = false;
-    void refreshConversations();
+    switching = Math.max(0, switching - 1);
+    if (switching === 0) newChat();
   });
   $("ask-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = $<HTMLTextAreaElement>("question");
     const question = input.value.trim();
-    if (!question || busy || switching) return;
+    if (!question || busy || switching > 0) return;
     input.value = "";
     void ask(question);
   });

@@ -274,9 +274,10 @@ fn list(library: &Library, settings: &Settings, overrides: &Overrides, knowledge
     }
     for c in &all {
         let folders: Vec<&str> = c["folders"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).collect();
-        println!("{}  ({})  {}", c["name"].as_str().unwrap_or_default(), c["embedder"].as_str().unwrap_or_default(), folders.join(", "));
-        if let Some(warning) = c["warning"].as_str() {
-            println!("    warning: {warning}");
+        let field = |key: &str| crate::output::printable(c[key].as_str().unwrap_or_default());
+        println!("{}  ({})  {}", field("name"), field("embedder"), crate::output::printable(&folders.join(", ")));
+        if c["warning"].is_string() {
+            println!("    warning: {}", field("warning"));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -534,7 +534,7 @@ fn index(configs: Vec<EngineConfig>, watch: bool, json: bool) -> anyhow::Result<
     let sink = progress::sink_for(json);
     for engine in &engines {
         if engines.len() > 1 && !json {
-            eprintln!("collection '{}'", engine.config().collection);
+            eprintln!("collection '{}'", output::printable(&engine.config().collection));
         }
         let report = engine.indexer().sync(sink.as_ref(), &cancel)?;
         progress::print_report(&report, json);
@@ -602,9 +602,9 @@ fn status(configs: Vec<EngineConfig>, json: bool) -> anyhow::Result<ExitCode> {
 
 fn print_status(engine: &Engine) -> anyhow::Result<()> {
     let status = engine.status()?;
-    println!("collection: {}", engine.config().collection);
+    println!("collection: {}", output::printable(&engine.config().collection));
     let folders: Vec<String> = engine.folders().roots().map(|r| r.display().to_string()).collect();
-    println!("knowledge: {}", folders.join(", "));
+    println!("knowledge: {}", output::printable(&folders.join(", ")));
     println!("index:     {} ({:.1} MB)", status.data_dir.display(), status.index_bytes as f64 / 1e6);
     println!("model:     {} ({} dimensions)", status.model_id.as_deref().unwrap_or("none"), status.dim.unwrap_or(0));
     println!("documents: {}   chunks: {}   vectors: {}", status.documents.len(), status.chunks, status.vectors);

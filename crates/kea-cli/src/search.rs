@@ -32,7 +32,7 @@ pub fn run_file(configs: Vec<EngineConfig>, file: &std::path::Path, retrieval: &
         let result = retrieve(&engines, question, retrieval)?;
         if !json {
             let top = result.hits.first().map_or_else(|| "no results".to_string(), |h| format!("{} | {}", h.chunk.source, h.chunk.heading_path));
-            println!("{question}\n  → {top}");
+            println!("{}\n  → {}", crate::output::printable(question), crate::output::printable(&top));
         }
         results.push(serde_json::json!({ "query": question, "hits": result.hits.iter().map(hit_json).collect::<Vec<_>>() }));
     }
@@ -79,21 +79,24 @@ pub(crate) fn hit_json(h: &kea_engine::Hit) -> serde_json::Value {
     })
 }
 
+/// The pipeline's trace; what the question, documents or file names hold is
+/// printed without terminal escapes.
 fn print_trace(result: &Retrieval) {
+    use crate::output::printable;
     let t = &result.trace;
-    println!("query: {:?} → {:?}   ({} ms)", t.query, t.prepared_query, t.total_ms);
+    println!("query: {:?} → {:?}   ({} ms)", printable(&t.query), printable(&t.prepared_query), t.total_ms);
     for stage in &t.stages {
         println!("  {:<8} {:>8.2} ms  {} candidates", stage.stage, stage.ms, stage.candidates.len());
         for (id, score) in stage.candidates.iter().take(5) {
             let name = t.name_of(*id).map_or_else(String::new, |p| format!("{} | {}", p.source, p.heading_path));
-            println!("           #{id:<6} {score:>8.4}  {name}");
+            println!("           #{id:<6} {score:>8.4}  {}", printable(&name));
         }
     }
     for fallback in &t.fallbacks {
-        println!("  fallback: {fallback}");
+        println!("  fallback: {}", printable(fallback));
     }
     if let Some(r) = &t.relevance {
-        println!("  decision: {}", r.reason);
+        println!("  decision: {}", printable(&r.reason));
     }
     println!();
 }

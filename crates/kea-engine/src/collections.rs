@@ -120,11 +120,11 @@ pub struct Removed {
 /// invisible characters, not the word that means every collection.
 pub fn checked_name(name: &str) -> Result<String> {
     let name = name.trim();
-    if !is_stored_name(name) || holds_an_invisible_character(name) {
-        return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control or invisible characters (got {name:?})")));
-    }
     if same_name(name, ALL_COLLECTIONS) {
         return Err(Error::InvalidInput(format!("'{ALL_COLLECTIONS}' means every collection and cannot name one")));
+    }
+    if !is_stored_name(name) || holds_an_invisible_character(name) {
+        return Err(Error::InvalidInput(format!("a collection name has 1–{MAX_NAME_CHARS} characters and no control or invisible characters (got {name:?})")));
     }
     Ok(name.to_string())
 }
@@ -136,21 +136,30 @@ fn is_stored_name(name: &str) -> bool {
     !name.trim().is_empty() && name.chars().count() <= MAX_NAME_CHARS && !name.chars().any(char::is_control) && !same_name(name, ALL_COLLECTIONS)
 }
 
-/// Whether `name` holds an [invisible](is_invisible) character, but for the
-/// variation selectors and joiners that shape an emoji (`❤️`, `👨‍👩‍👧`).
+/// Whether `name` holds an [invisible](is_invisible) character, but for
+/// what shapes an emoji: one variation selector right after a symbol
+/// (`❤️`) and a joiner between two (`👨‍👩‍👧`).
 fn holds_an_invisible_character(name: &str) -> bool {
     use unicode_general_category::{get_general_category, GeneralCategory as G};
-    let shapes_an_emoji = |before: char, c: char| {
-        matches!(c, '\u{FE0E}' | '\u{FE0F}' | '\u{200D}')
-            && (matches!(get_general_category(before), G::OtherSymbol | G::ModifierSymbol) || before == '\u{FE0F}')
-    };
-    let mut before = ' ';
-    name.chars().any(|c| {
-        let hidden = is_invisible(c) && !shapes_an_emoji(before, c);
-        before = c;
-        hidden
+    let symbol = |c: Option<&char>| c.is_some_and(|&c| matches!(get_general_category(c), G::OtherSymbol | G::ModifierSymbol));
+    let chars: Vec<char> = name.chars().collect();
+    chars.iter().enumerate().any(|(i, &c)| {
+        let before = i.checked_sub(1).and_then(|b| chars.get(b));
+        let shapes_an_emoji = match c {
+            VARIATION_TEXT | VARIATION_EMOJI => symbol(before),
+            '\u{200D}' => {
+                let base = if before == Some(&VARIATION_EMOJI) { i.checked_sub(2).and_then(|b| chars.get(b)) } else { before };
+                symbol(base) && symbol(chars.get(i + 1))
+            }
+            _ => false,
+        };
+        is_invisible(c) && !shapes_an_emoji
     })
 }
+
+/// The variation selectors that ask for a symbol's text or emoji look.
+const VARIATION_TEXT: char = '\u{FE0E}';
+const VARIATION_EMOJI: char = '\u{FE0F}';
 
 /// Characters that show nothing, or not as themselves, or reorder the text
 /// around them: format characters (zero-width spaces and joiners, direction
@@ -182,7 +191,8 @@ fn is_invisible(c: char) -> bool {
 /// compatibility forms are folded (full-width letters, ligatures), case
 /// is ignored and the ends are trimmed.
 pub fn same_name(a: &str, b: &str) -> bool {
-    let fold = |s: &str| s.trim().nfkc().collect::<String>().to_lowercase();
+    // A symbol's text or emoji look is the same name.
+    let fold = |s: &str| s.trim().nfkc().filter(|&c| c != VARIATION_TEXT && c != VARIATION_EMOJI).collect::<String>().to_lowercase();
     fold(a) == fold(b)
 }
 
@@ -625,9 +635,13 @@ mod tests {
         for name in ["Recipes ❤️", "👨‍👩‍👧 family", "Notes", "资料"] {
             assert!(checked_name(name).is_ok(), "{name}");
         }
-        for name in ["A\u{FE0F}", "Bad\u{200D}", "Wo\u{1BCA0}rk", "A\u{2028}B", "\u{E000}x", "A\u{378}", "Work\u{FFF9}", "Ｂad\u{115F}"] {
+        let look_alikes = ["A\u{FE0F}", "Bad\u{200D}", "Wo\u{1BCA0}rk", "A\u{2028}B", "\u{E000}x", "A\u{378}", "Work\u{FFF9}", "Ｂad\u{115F}"];
+        // An emoji's selector twice, a joiner at the end or after a lone symbol.
+        let padded_emoji = ["Recipes \u{2764}\u{FE0F}\u{FE0F}", "Recipes \u{2764}\u{FE0F}\u{200D}", "Work\u{2122}\u{200D}"];
+        for name in look_alikes.iter().chain(&padded_emoji) {
             assert!(checked_name(name).is_err(), "{name:?}");
         }
+        assert!(same_name("Work\u{2122}\u{FE0F}", "work\u{2122}"), "a symbol's emoji look is the same name");
         // A registry an older Kea wrote opens with the names it was given then.
         assert!(is_stored_name("Bad\u{200B}") && !is_stored_name("all") && !is_stored_name("a\u{7}"));
     }

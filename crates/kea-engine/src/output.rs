@@ -24,7 +24,12 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool, data_folder: &Path) 
     let written = |e| Error::io(format!("writing {}", path.display()), e);
     let mut staged = stage(path, replace, data_folder)?;
     staged.write_all(bytes).and_then(|()| staged.as_file().sync_all()).map_err(written)?;
-    staged.persist(path).map_err(|e| written(e.error))?;
+    // Not asked to replace: a file made meanwhile is kept, not renamed over.
+    match replace {
+        true => staged.persist(path).map(drop),
+        false => staged.persist_noclobber(path).map(drop),
+    }
+    .map_err(|e| written(e.error))?;
     Ok(())
 }
 
