@@ -141,7 +141,8 @@ fn is_stored_name(name: &str) -> bool {
 /// (`❤️`) and a joiner between two (`👨‍👩‍👧`).
 fn holds_an_invisible_character(name: &str) -> bool {
     use unicode_general_category::{get_general_category, GeneralCategory as G};
-    let symbol = |c: Option<&char>| c.is_some_and(|&c| matches!(get_general_category(c), G::OtherSymbol | G::ModifierSymbol));
+    // A pictographic symbol, or a skin tone after one (`🧑🏽‍💻`).
+    let symbol = |c: Option<&char>| c.is_some_and(|&c| get_general_category(c) == G::OtherSymbol || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c));
     let chars: Vec<char> = name.chars().collect();
     chars.iter().enumerate().any(|(i, &c)| {
         let before = i.checked_sub(1).and_then(|b| chars.get(b));
@@ -191,8 +192,12 @@ fn is_invisible(c: char) -> bool {
 /// compatibility forms are folded (full-width letters, ligatures), case
 /// is ignored and the ends are trimmed.
 pub fn same_name(a: &str, b: &str) -> bool {
-    // A symbol's text or emoji look is the same name.
-    let fold = |s: &str| s.trim().nfkc().filter(|&c| c != VARIATION_TEXT && c != VARIATION_EMOJI).collect::<String>().to_lowercase();
+    // A symbol's text or emoji look, a joiner between symbols and a run of
+    // spaces (a window shows one) make no other name.
+    let fold = |s: &str| {
+        let shown: String = s.trim().nfkc().filter(|&c| !matches!(c, VARIATION_TEXT | VARIATION_EMOJI | '\u{200D}')).collect();
+        shown.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    };
     fold(a) == fold(b)
 }
 
@@ -632,7 +637,7 @@ mod tests {
 
     #[test]
     fn a_name_with_a_hidden_character_is_refused_but_an_emoji_is_a_name() {
-        for name in ["Recipes ❤️", "👨‍👩‍👧 family", "Notes", "资料"] {
+        for name in ["Recipes ❤️", "👨‍👩‍👧 family", "Notes", "资料", "🧑🏽‍💻 work"] {
             assert!(checked_name(name).is_ok(), "{name}");
         }
         let look_alikes = ["A\u{FE0F}", "Bad\u{200D}", "Wo\u{1BCA0}rk", "A\u{2028}B", "\u{E000}x", "A\u{378}", "Work\u{FFF9}", "Ｂad\u{115F}"];
@@ -642,6 +647,8 @@ mod tests {
             assert!(checked_name(name).is_err(), "{name:?}");
         }
         assert!(same_name("Work\u{2122}\u{FE0F}", "work\u{2122}"), "a symbol's emoji look is the same name");
+        assert!(same_name("Recipes \u{1F355}\u{200D}\u{1F35D}", "recipes \u{1F355}\u{1F35D}") && same_name("ev  il", "ev il"));
+        assert!(checked_name("Tag`\u{200D}`").is_err(), "a joiner between two accents is no emoji");
         // A registry an older Kea wrote opens with the names it was given then.
         assert!(is_stored_name("Bad\u{200B}") && !is_stored_name("all") && !is_stored_name("a\u{7}"));
     }
