@@ -75,7 +75,10 @@ function closePassagePanel() {
 
 async function showPassage(citation: CitationDto) {
   try {
+    const ticket = conversation.ask();
     const passage = await api.passage(citation.chunk_id, citation.collection ?? null, citation.source, citation.fingerprint ?? null);
+    // Another collection or conversation opened meanwhile: its documents are not this citation's.
+    if (conversation.ask() !== ticket || switching > 0) return;
     $("passage-source").textContent = passage.source;
     $("passage-heading").textContent = [passage.heading_path, passage.page ? `p.${passage.page}` : ""].filter(Boolean).join(" | ");
     renderMarkdown($("passage-text"), passage.text, { citation: (label) => el("span", `[${label}]`), openLink });
