@@ -24,7 +24,10 @@ pub fn terminal(text: &str) -> String {
 /// Writes `bytes` to `path` (see [`kea_engine::output`]); `force` replaces a file.
 pub fn write_file(path: &Path, bytes: &[u8], force: bool, data_dir: &Path) -> anyhow::Result<()> {
     match kea_engine::output::write_file(path, bytes, force, data_dir) {
-        Err(e) if !force && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) => bail!("{e}, or pass --force to replace it"),
+        // The hint only where --force would write (not a link, a database or the data folder).
+        Err(e) if !force && kea_engine::output::check(path, true, data_dir).is_ok_and(|replaced| replaced.is_some()) => {
+            bail!("{e}, or pass --force to replace it")
+        }
         written => Ok(written?),
     }
 }
