@@ -475,7 +475,7 @@ async fn collections(state: State<'_, AppState>) -> Result<Vec<CollectionDto>, E
     blocking(move || {
         let dto = |c: &kea_engine::collections::Collection| {
             let config = library.engine_config(c, &settings, &kea_engine::settings::Overrides::from_env());
-            CollectionDto::new(c, c.name.eq_ignore_ascii_case(&selected), kea_engine::collections::embedder_state(c, &config))
+            CollectionDto::new(c, kea_engine::collections::same_name(&c.name, &selected), kea_engine::collections::embedder_state(c, &config))
         };
         Ok(all.iter().map(dto).collect())
     })

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use dto::{ErrorDto, ProgressDto};
-use kea_engine::collections::{Collection, Library, DEFAULT_COLLECTION};
+use kea_engine::collections::{same_name, Collection, Library, DEFAULT_COLLECTION};
 use kea_engine::model::catalog::Role;
 use kea_engine::settings::Settings;
 use kea_engine::{CancelToken, Engine, EngineConfig, ErrorKind};
@@ -105,7 +105,7 @@ impl AppState {
     /// The registry and the collection called `name`.
     fn collection(&self, name: &str) -> Result<(Library, Collection), ErrorDto> {
         let (library, all) = self.collections()?;
-        let found = all.into_iter().find(|c| c.name.eq_ignore_ascii_case(name));
+        let found = all.into_iter().find(|c| same_name(&c.name, name));
         let collection = found.ok_or_else(|| ErrorDto::new(ErrorKind::NotFound, format!("no collection is called '{name}'")))?;
         Ok((library, collection))
     }
@@ -119,14 +119,14 @@ impl AppState {
     /// The open engine of the collection called `name` (selected or in the background).
     fn engine_of(&self, name: &str) -> Result<Arc<Engine>, ErrorDto> {
         let engines = self.engines_named(&[name.to_string()])?;
-        let found = engines.into_iter().find(|e| e.config().collection.eq_ignore_ascii_case(name));
+        let found = engines.into_iter().find(|e| same_name(&e.config().collection, name));
         found.ok_or_else(|| ErrorDto::new(ErrorKind::NotReady, format!("the collection '{name}' is not open yet")))
     }
 
     /// The open engines of the collections `names` names (`all`: every one), the selected one first.
     fn engines_named(&self, names: &[String]) -> Result<Vec<Arc<Engine>>, ErrorDto> {
-        let all = names.iter().any(|n| n.eq_ignore_ascii_case(kea_engine::collections::ALL_COLLECTIONS));
-        let wanted = |e: &Engine| all || names.iter().any(|n| n.eq_ignore_ascii_case(&e.config().collection));
+        let all = names.iter().any(|n| same_name(n, kea_engine::collections::ALL_COLLECTIONS));
+        let wanted = |e: &Engine| all || names.iter().any(|n| same_name(n, &e.config().collection));
         let mut engines: Vec<Arc<Engine>> = vec![self.engine()?];
         let background = self.background.lock().unwrap_or_else(|p| p.into_inner());
         engines.extend(background.iter().map(|b| b.engine.clone()).filter(|e| wanted(e)));
@@ -369,7 +369,7 @@ fn start_background(app: AppHandle) {
         stop_background(&state);
         let Ok((library, all)) = state.collections() else { return };
         let selected = state.selected();
-        for collection in all.iter().filter(|c| !c.name.eq_ignore_ascii_case(&selected)) {
+        for collection in all.iter().filter(|c| !same_name(&c.name, &selected)) {
             let config = library.engine_config(collection, &state.settings(), &kea_engine::settings::Overrides::from_env());
             match Engine::open(config) {
                 Ok(engine) => state.background.lock().unwrap_or_else(|p| p.into_inner()).push(Background { engine: Arc::new(engine), watcher: None }),
@@ -477,7 +477,7 @@ fn import_collection(app: &AppHandle, file: &std::path::Path, trust_embedder: Op
 fn remove_collection(app: &AppHandle, name: &str, delete_index: bool) -> Result<(), ErrorDto> {
     let state = app.state::<AppState>();
     let mut library = state.library()?;
-    if state.selected().eq_ignore_ascii_case(name) {
+    if same_name(&state.selected(), name) {
         select_collection(app, DEFAULT_COLLECTION)?;
     }
     // Its engine is in the background now: stopped before its index goes.
@@ -593,5 +593,16 @@ mod naming_tests {
         assert_eq!(never.unwrap_err().kind, kea_engine::ErrorKind::InvalidInput.code());
         let taken = ["Notes", "Notes (2)"];
         assert_eq!(super::first_free("Notes", |n| (!taken.contains(&n)).then(|| n.to_string())).unwrap(), "Notes (3)");
+    }
+
+    /// What the app calls the default collection, in every language, is a
+    /// name the engine keeps from other collections.
+    #[test]
+    fn the_default_collection_labels_are_the_ones_the_engine_reserves() {
+        let strings = include_str!("../../ui/src/i18n.ts");
+        let key = "\"collections.default\": \"";
+        let labels: Vec<&str> = strings.match_indices(key).map(|(at, _)| &strings[at + key.len()..]).map(|rest| &rest[..rest.find('"').unwrap()]).collect();
+        assert!(labels.len() >= 2, "{labels:?}");
+        assert_eq!(labels, kea_engine::collections::DEFAULT_COLLECTION_LABELS);
     }
 }

@@ -141,6 +141,7 @@ fn a_collections_own_golden_set_calibrates_its_decision() {
     let inside = sandbox.run(&["eval", file.to_str().unwrap(), "--calibrate", "--folds", "3", "--out", store.to_str().unwrap(), "--force"]);
     assert!(!inside.status.success() && String::from_utf8_lossy(&inside.stderr).contains("inside Kea's data folder"));
     refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(&sandbox, &file, &store);
+    refuses_an_output_before_the_work_and_prints_paths_without_escapes(&sandbox, &file);
     let kept: Value = serde_json::from_slice(&std::fs::read(sandbox.data.join("relevance-calibration.json")).unwrap()).unwrap();
     assert_eq!(kept, saved, "the collection's own fit stays in use");
     assert!(sandbox.json(&["status", "--json"])["chunks"].as_u64().unwrap() > 0, "the index is intact");
@@ -183,6 +184,28 @@ fn refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(sandbox: &Sandbo
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success() && !text.contains(['\u{1b}', '\u{9b}', '\u{202e}']), "{args:?}: {text}");
     }
+}
+
+/// Fifth review: an output file that cannot be written was found out only
+/// after the whole run, and paths from the person's own arguments (a
+/// folder's name) reached the terminal raw.
+fn refuses_an_output_before_the_work_and_prints_paths_without_escapes(sandbox: &Sandbox, file: &Path) {
+    let existing = sandbox.data.with_file_name("existing.json");
+    std::fs::write(&existing, "{}").unwrap();
+    for flag in [vec!["--calibrate", "--out"], vec!["--label", "x", "--signals-out"]] {
+        let mut args = vec!["eval", file.to_str().unwrap()];
+        args.extend(&flag);
+        args.push(existing.to_str().unwrap());
+        let out = sandbox.run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("--force") && out.stdout.is_empty(), "{flag:?}: nothing computed first: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "{}");
+    let folder = sandbox.data.with_file_name("evil\u{1b}]0;title\u{7}\u{202e}folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let created = sandbox.run(&["kb", "create", "Evil", "--folder", folder.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&created.stdout);
+    assert!(created.status.success() && text.contains("created") && !text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text}");
 }
 
 /// Output nobody reads any more (`kea … | head`) ends the command as it

@@ -172,9 +172,10 @@ fn a_truncated_hostile_or_damaged_archive_is_refused_with_nothing_written() {
     let mut damaged = bytes.clone();
     let store_at = bytes.windows(17).position(|w| w == b"index/kea.sqlite3").unwrap() + 17 + 64;
     damaged[store_at] ^= 0xFF;
-    let cases: [(&str, Vec<u8>, &str); 5] = [
+    let cases: [(&str, Vec<u8>, &str); 6] = [
         ("truncated", bytes[..bytes.len() / 2].to_vec(), "not a usable Kea collection file"),
         ("traversal", with_extra_entry(&good, "files/../../escaped.md"), "does not accept"),
+        ("escapes", with_extra_entry(&good, "files/\u{1b}]0;title\u{7}\u{202E}evil.md"), "does not accept"),
         ("absolute", with_extra_entry(&good, "/tmp/escaped.md"), "does not accept"),
         ("bomb", zip_declaring("index/kea.sqlite3", 10 << 30, b"tiny"), "declares 10240 MB"),
         ("damaged", damaged, "not a usable Kea collection file"),
@@ -428,4 +429,55 @@ fn an_archive_with_the_most_entries_allowed_is_checked_at_once() {
     let run = sandbox.run(&["kb", "import", file.to_str().unwrap(), "--folder", sandbox.data.with_file_name("many").to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && stderr.contains("it has no manifest"), "{stderr}");
+}
+
+/// Fifth review: a document replaced by a pipe after indexing blocked
+/// `kb export --with-files` for ever. It is left out; the rest is exported.
+#[test]
+fn a_pipe_in_a_documents_place_is_left_out_of_an_export() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.path("note.md"), "# Note\n\nA short note about perches.\n").unwrap();
+    std::fs::write(sandbox.path("pipe.md"), "# Pipe\n\nSoon a pipe.\n").unwrap();
+    sandbox.index();
+    std::fs::remove_file(sandbox.path("pipe.md")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(sandbox.path("pipe.md")).status().unwrap().success());
+    let file = sandbox.data.with_file_name("piped.keakb");
+    let child = sandbox
+        .command(&["kb", "export", "default", file.to_str().unwrap(), "--with-files", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let Ok(out) = rx.recv_timeout(std::time::Duration::from_secs(300)) else {
+        let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        panic!("the export never returned");
+    };
+    let out = out.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let names: Vec<String> = zip.file_names().map(String::from).collect();
+    assert!(names.contains(&"files/note.md".to_string()) && !names.iter().any(|n| n.contains("pipe")), "{names:?}");
+    let mut manifest = String::new();
+    zip.by_name("manifest.json").unwrap().read_to_string(&mut manifest).unwrap();
+    assert!(!manifest.contains("files/pipe.md"), "{manifest}");
+}
+
+/// Fifth review: `kb import --folder` put a collection's documents inside
+/// the data folder, where `kb set --folder` refuses them.
+#[test]
+fn an_import_never_puts_documents_inside_the_data_folder() {
+    let sandbox = Sandbox::empty();
+    let good = exported_note(&sandbox);
+    for inside in [sandbox.data.join("docs-inside"), sandbox.data.join("collections").join("new").join("docs")] {
+        let out = sandbox.run(&["kb", "import", good.to_str().unwrap(), "--name", "Inside", "--folder", inside.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("inside Kea's data folder"), "{stderr}");
+        assert!(!inside.exists(), "nothing written");
+    }
+    let outside = sandbox.data.with_file_name("docs-outside");
+    let imported = sandbox.json(&["kb", "import", good.to_str().unwrap(), "--name", "Outside", "--folder", outside.to_str().unwrap(), "--json"]);
+    assert_eq!(imported["documents"], 1);
 }

@@ -149,12 +149,8 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
         KbCommand::Create { name, folders, settings: args, json } => {
             let collection = library.create(name, folders, args.apply(CollectionSettings::default(), overrides))?;
             warn_about_languages(&library, &collection, settings, overrides);
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&described(&library, &collection, settings, overrides))?);
-            } else {
-                println!("created '{}' over {} (index it: kea index --kb '{}')", collection.name, folder_list(&collection), collection.name);
-            }
-            Ok(ExitCode::SUCCESS)
+            let names = |c: &Collection| format!("created '{}' over {} (index it: kea index --kb '{}')", c.name, folder_list(c), c.name);
+            print(&described(&library, &collection, settings, overrides), *json, || names(&collection))
         }
         KbCommand::Set { name, folders, settings: args } => {
             if !folders.is_empty() {
@@ -164,8 +160,7 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             library.set_settings(&current.name, args.apply(current.settings.clone(), overrides))?;
             let updated = library.resolve(std::slice::from_ref(name), settings, None)?.remove(0);
             warn_about_languages(&library, &updated, settings, overrides);
-            println!("updated '{}'", updated.name);
-            Ok(ExitCode::SUCCESS)
+            say(format!("updated '{}'", updated.name))
         }
         KbCommand::Export { name, file, with_files, json } => {
             let collection = library.resolve(std::slice::from_ref(name), settings, knowledge)?.remove(0);
@@ -188,19 +183,14 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
         }
         KbCommand::Rename { name, new_name } => {
             library.rename(name, new_name)?;
-            println!("renamed '{name}' to '{}'", new_name.trim());
-            Ok(ExitCode::SUCCESS)
+            say(format!("renamed '{name}' to '{}'", new_name.trim()))
         }
         KbCommand::Remove { name, delete_index, json } => {
             let removed = library.remove(name, *delete_index)?;
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&removed)?);
-            } else if removed.index_deleted {
-                println!("removed '{}' and deleted its index; its folders are untouched", removed.name);
-            } else {
-                println!("removed '{}'; its folders are untouched and its index stays in {}", removed.name, removed.index_dir.display());
-            }
-            Ok(ExitCode::SUCCESS)
+            print(&removed, *json, || match removed.index_deleted {
+                true => format!("removed '{}' and deleted its index; its folders are untouched", removed.name),
+                false => format!("removed '{}'; its folders are untouched and its index stays in {}", removed.name, removed.index_dir.display()),
+            })
         }
     }
 }
@@ -230,14 +220,20 @@ fn import(library: &mut Library, file: &Path, target: &ImportTarget, json: bool)
     })
 }
 
-/// Prints `value` as JSON, or the sentence `text` makes.
+/// Prints `text` (without escapes: it holds names and paths).
+fn say(text: String) -> anyhow::Result<ExitCode> {
+    println!("{}", crate::output::printable(&text));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `value` as JSON, or the sentence `text` makes (without escapes).
 fn print(value: &impl serde::Serialize, json: bool, text: impl FnOnce() -> String) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(value)?);
+        Ok(ExitCode::SUCCESS)
     } else {
-        println!("{}", text());
+        say(text())
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn folder_list(collection: &Collection) -> String {

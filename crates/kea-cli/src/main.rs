@@ -471,10 +471,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let fit =
                 search::Fit { lexical: *lexical, folds: *folds, cross_lingual: *cross_lingual, from_signals: *from_signals, force: *force, install: *install };
             let app_data = app_data_dir(&cli);
+            if let Some(out) = out {
+                output::check_writable(out, *force, &app_data)?;
+            }
             search::calibrate(config()?, golden, &settings.retrieval, fit, out.as_deref().map(|o| (o, app_data.as_path())), *json)
         }
         Command::Eval { golden, model_answers: true, llm, split, json, .. } => chat::eval_written(config()?, &settings, llm, golden, split.as_deref(), *json),
         Command::Eval { golden, signals_out: Some(file), label, force, .. } => {
+            output::check_writable(file, *force, &app_data_dir(&cli))?;
             search::signals_out(config()?, golden, &settings.retrieval, (file, *force, &app_data_dir(&cli)), label.as_deref())
         }
         Command::Eval { golden, configs: named, split, json, .. } => {

@@ -23,12 +23,23 @@ pub fn terminal(text: &str) -> String {
 
 /// Writes `bytes` to `path` (see [`kea_engine::output`]); `force` replaces a file.
 pub fn write_file(path: &Path, bytes: &[u8], force: bool, data_dir: &Path) -> anyhow::Result<()> {
-    match kea_engine::output::write_file(path, bytes, force, data_dir) {
-        // The hint only where --force would write (not a link, a database or the data folder).
+    with_hint(kea_engine::output::write_file(path, bytes, force, data_dir), path, force, data_dir)
+}
+
+/// Whether `path` may be written (as [`write_file`] would), asked before a
+/// long run so it does not fail at the end.
+pub fn check_writable(path: &Path, force: bool, data_dir: &Path) -> anyhow::Result<()> {
+    with_hint(kea_engine::output::check(path, force, data_dir).map(drop), path, force, data_dir)
+}
+
+/// `result`, its error with the `--force` hint where --force would write
+/// (not a link, a database or the data folder).
+fn with_hint(result: kea_engine::Result<()>, path: &Path, force: bool, data_dir: &Path) -> anyhow::Result<()> {
+    match result {
         Err(e) if !force && kea_engine::output::check(path, true, data_dir).is_ok_and(|replaced| replaced.is_some()) => {
             bail!("{e}, or pass --force to replace it")
         }
-        written => Ok(written?),
+        done => Ok(done?),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::remote_embed::RemoteEmbedConfig;
 use crate::settings::{Overrides, Settings};
 
-pub use crate::engine::DEFAULT_COLLECTION;
+pub use crate::engine::{DEFAULT_COLLECTION, DEFAULT_COLLECTION_LABELS};
 pub use crate::retrieve::calibration::Strictness;
 /// The name that means every collection (`--kb all`); no collection takes it.
 pub const ALL_COLLECTIONS: &str = "all";
@@ -186,6 +186,11 @@ fn is_invisible(c: char) -> bool {
                 | '\u{FFA0}'
                 | '\u{E0000}'..='\u{E0FFF}'
         )
+}
+
+/// Whether `name` is the default collection's, or what the app calls it.
+fn names_the_default(name: &str) -> bool {
+    std::iter::once(DEFAULT_COLLECTION).chain(DEFAULT_COLLECTION_LABELS.iter().copied()).any(|taken| same_name(name, taken))
 }
 
 /// Whether two collection names are one to a person: the same once
@@ -373,7 +378,7 @@ impl Library {
     /// `name` checked, and free: no collection is called so.
     pub fn check_new_name(&self, name: &str) -> Result<String> {
         let name = checked_name(name)?;
-        if same_name(&name, DEFAULT_COLLECTION) || self.collections.iter().any(|c| same_name(&c.name, &name)) {
+        if names_the_default(&name) || self.collections.iter().any(|c| same_name(&c.name, &name)) {
             return Err(Error::InvalidInput(format!("a collection called '{name}' exists already: choose another name")));
         }
         Ok(name)
@@ -424,6 +429,19 @@ impl Library {
         std::fs::write(dir.join(NAME_FILE), &collection.name).map_err(|e| Error::io(format!("writing {}", dir.display()), e))
     }
 
+    /// `folder`, when it is not inside the data folder (it need not exist
+    /// yet: its nearest existing parent is resolved, links and all).
+    pub(crate) fn outside_data_folder(&self, folder: PathBuf) -> Result<PathBuf> {
+        let data = self.data_dir.canonicalize().unwrap_or_else(|_| self.data_dir.clone());
+        let existing = folder.ancestors().find(|a| a.exists()).unwrap_or(&folder);
+        let rest = folder.strip_prefix(existing).unwrap_or(Path::new(""));
+        let real = existing.canonicalize().map_err(|e| Error::InvalidInput(format!("{} is not a folder Kea can read: {e}", folder.display())))?.join(rest);
+        if real.starts_with(&data) {
+            return Err(Error::InvalidInput(format!("{} is inside Kea's data folder: name a folder outside it for the documents", folder.display())));
+        }
+        Ok(folder)
+    }
+
     /// A new, empty folder beside the collections' indexes, for unpacking
     /// one (on the same disk, so it can be renamed into place).
     pub(crate) fn staging_dir(&self) -> Result<PathBuf> {
@@ -472,7 +490,7 @@ impl Library {
         let to = checked_name(to)?;
         let position = self.position(from)?;
         let clash = |c: &Collection| same_name(&c.name, &to) && !same_name(&c.name, from);
-        if same_name(&to, DEFAULT_COLLECTION) || self.collections.iter().any(clash) {
+        if names_the_default(&to) || self.collections.iter().any(clash) {
             return Err(Error::InvalidInput(format!("a collection called '{to}' exists already")));
         }
         self.collections[position].name = to;
@@ -651,5 +669,18 @@ mod tests {
         assert!(checked_name("Tag`\u{200D}`").is_err(), "a joiner between two accents is no emoji");
         // A registry an older Kea wrote opens with the names it was given then.
         assert!(is_stored_name("Bad\u{200B}") && !is_stored_name("all") && !is_stored_name("a\u{7}"));
+    }
+
+    #[test]
+    fn no_collection_takes_the_name_the_app_gives_the_default_one() {
+        let data = tempfile::tempdir().unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let mut library = Library::empty(data.path());
+        for name in ["default", "My documents", "my  DOCUMENTS", "Ｍｙ documents", "我的文档"] {
+            assert!(library.check_new_name(name).is_err(), "{name}");
+        }
+        library.create("Notes", &[folder.path().to_path_buf()], CollectionSettings::default()).unwrap();
+        assert!(library.rename("Notes", "My Documents").is_err() && library.rename("Notes", "我的文档").is_err());
+        assert!(library.rename("Notes", "My documents 2").is_ok());
     }
 }

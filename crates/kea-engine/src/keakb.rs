@@ -138,9 +138,11 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with
     let mut sources = vec![(STORE_ENTRY.to_string(), store_copy)];
     if with_files {
         for doc in &documents {
-            // Only files that are still where the index says (inside the collection's folders).
-            if let Ok(path) = engine.documents().path(&doc.path) {
-                sources.push((format!("{FILES_PREFIX}{}", doc.path), path));
+            // Only files that are still where the index says (inside the collection's folders),
+            // under a name an import accepts.
+            let entry = format!("{FILES_PREFIX}{}", doc.path);
+            if let (Ok(path), true) = (engine.documents().path(&doc.path), allowed_entry(&entry)) {
+                sources.push((entry, path));
             }
         }
     }
@@ -156,20 +158,32 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with
         _ => collection.name.clone(),
     };
     let manifest = Manifest { format: FORMAT.into(), version: VERSION, name, embedder, dim, settings, documents, entries: Vec::new() };
-    write_archive(dest, manifest, &sources)
+    write_archive(dest, manifest, &sources, engine.config().max_file_bytes)
 }
 
 /// Zips `sources` and the manifest (with their sizes and hashes) into
-/// `dest`, through a new temporary file renamed at the end.
-fn write_archive(dest: &Destination, mut manifest: Manifest, sources: &[(String, PathBuf)]) -> Result<Exported> {
+/// `dest`, through a new temporary file renamed at the end. A document that
+/// is no longer a regular file of at most `max_file_bytes` (a pipe in its
+/// place never blocks) stays out, as one that is gone does.
+fn write_archive(dest: &Destination, mut manifest: Manifest, sources: &[(String, PathBuf)], max_file_bytes: u64) -> Result<Exported> {
     let io = |e: std::io::Error| Error::io(format!("writing {}", dest.file.display()), e);
     let zip_error = |e: zip::result::ZipError| Error::io(format!("writing {}", dest.file.display()), std::io::Error::other(e));
     let mut zip = zip::ZipWriter::new(crate::output::stage(dest.file, dest.replace, dest.data_folder)?);
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
     for (name, path) in sources {
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        let is_store = name == STORE_ENTRY;
+        let (mut file, size) = match crate::scan::open_regular(path) {
+            Ok(Some(opened)) => opened,
+            _ if !is_store => continue,
+            Ok(None) => return Err(Error::InvalidInput(format!("{} is gone", path.display()))),
+            Err(why) => return Err(Error::InvalidInput(format!("{}: {why}", path.display()))),
+        };
+        if size > max_file_bytes && !is_store {
+            continue;
+        }
         zip.start_file(name.as_str(), options).map_err(zip_error)?;
-        let (bytes, hash) = copy_hashing(&mut file, &mut zip, u64::MAX).map_err(io)?;
+        let limit = if is_store { u64::MAX } else { max_file_bytes };
+        let (bytes, hash) = copy_hashing(&mut file, &mut zip, limit).map_err(io)?;
         manifest.entries.push(ManifestEntry { name: name.clone(), bytes, blake3: hash });
     }
     zip.start_file(MANIFEST, options).map_err(zip_error)?;
@@ -183,7 +197,7 @@ fn write_archive(dest: &Destination, mut manifest: Manifest, sources: &[(String,
         false => staged.persist_noclobber(dest.file),
     }
     .map_err(|e| io(e.error))?;
-    let files = sources.len() - 1;
+    let files = manifest.entries.len() - 1;
     Ok(Exported { file: dest.file.to_path_buf(), documents: manifest.documents.len(), files, bytes })
 }
 
@@ -206,14 +220,19 @@ fn copy_hashing(from: &mut impl Read, to: &mut impl Write, limit: u64) -> std::i
 }
 
 /// Whether `name` is an entry an archive may hold: the manifest, the
-/// store, or `files/` + a document key (plain components, a kind Kea reads).
+/// store, or `files/` + a document key (plain components with no control
+/// or direction character, a kind Kea reads).
 fn allowed_entry(name: &str) -> bool {
     if name == MANIFEST || name == STORE_ENTRY {
         return true;
     }
     let Some(key) = name.strip_prefix(FILES_PREFIX) else { return false };
     let path = Path::new(key);
-    !key.is_empty() && !key.contains('\\') && path.components().all(|c| matches!(c, Component::Normal(_))) && crate::extract::DocKind::from_path(path).is_some()
+    let plain = |c: char| c != '\\' && !c.is_control() && !crate::import::is_bidi_control(c);
+    !key.is_empty()
+        && key.chars().all(plain)
+        && path.components().all(|c| matches!(c, Component::Normal(_)))
+        && crate::extract::DocKind::from_path(path).is_some()
 }
 
 /// Where an archive's documents go.
@@ -287,7 +306,7 @@ pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> R
     trust_embedder(&mut manifest.settings, target.trust_embedder)?;
     let name = library.check_new_name(target.name.unwrap_or(&manifest.name))?;
     let has_files = manifest.entries.iter().any(|e| e.name.starts_with(FILES_PREFIX));
-    let folder = if has_files { Some(documents_folder(target.folder, &name)?) } else { None };
+    let folder = if has_files { Some(library.outside_data_folder(documents_folder(target.folder, &name)?)?) } else { None };
     let staging = Staging(Some(library.staging_dir()?));
     let root = staging.0.clone().expect("staging folder");
     check_free_space(&manifest, &root, folder.as_deref())?;

@@ -300,12 +300,10 @@ fn is_hidden_or_temp(name: &str) -> bool {
         || [".swp", ".swo", ".tmp", ".part", ".crdownload"].iter().any(|s| name.ends_with(s))
 }
 
-/// Modification time in nanoseconds since the epoch (0 when unknown).
-/// Reads a file up to `limit` bytes; `None` when it no longer exists. Only
-/// a regular file is read, never through a link: the open does not wait (a
-/// FIFO put in a file's place answers at once), and anything else is refused.
-pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
+/// Opens a regular file for reading, never through a link and without
+/// waiting (a FIFO put in a file's place answers at once); returns it with
+/// its size, `None` when it no longer exists, and refuses anything else.
+pub(crate) fn open_regular(path: &Path) -> std::result::Result<Option<(std::fs::File, u64)>, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -315,10 +313,18 @@ pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<Optio
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot open: {e}")),
     };
-    let size = match handle.metadata() {
-        Ok(meta) if meta.is_file() => meta.len(),
-        _ => return Err("not a regular file (a pipe, a device or a link): skipped".into()),
-    };
+    match handle.metadata() {
+        Ok(meta) if meta.is_file() => Ok(Some((handle, meta.len()))),
+        _ => Err("not a regular file (a pipe, a device or a link): skipped".into()),
+    }
+}
+
+/// Reads a file up to `limit` bytes; `None` when it no longer exists. Only
+/// a regular file is read, never through a link: the open does not wait (a
+/// FIFO put in a file's place answers at once), and anything else is refused.
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let Some((handle, size)) = open_regular(path)? else { return Ok(None) };
     let mut bytes = Vec::with_capacity(size.min(limit) as usize);
     handle.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > limit {
@@ -327,6 +333,7 @@ pub(crate) fn read_regular(path: &Path, limit: u64) -> std::result::Result<Optio
     Ok(Some(bytes))
 }
 
+/// Modification time in nanoseconds since the epoch (0 when unknown).
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
 }

@@ -35,6 +35,10 @@ mod indexer;
 /// The collection every data folder has: its own index over the knowledge
 /// folder the settings name (see [`crate::collections`]).
 pub const DEFAULT_COLLECTION: &str = "default";
+/// What the app calls the default collection, in each language it speaks
+/// (`collections.default` in `ui/src/i18n.ts`): no other collection takes
+/// one of these names, so no two look alike in the switcher or a citation.
+pub const DEFAULT_COLLECTION_LABELS: &[&str] = &["My documents", "我的文档"];
 
 /// Everything the engine needs to know; [`EngineConfig::new`] fills defaults.
 #[derive(Debug, Clone)]
