@@ -208,6 +208,20 @@ fn refuses_an_output_before_the_work_and_prints_paths_without_escapes(sandbox: &
     assert!(created.status.success() && text.contains("created") && !text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text}");
 }
 
+/// Sixth review: a line break in a document's file name printed a forged
+/// citation line of its own under the answer.
+#[test]
+fn a_file_name_never_starts_a_line_of_its_own_under_an_answer() {
+    let sandbox = Sandbox::empty();
+    let forged = "note\n  [S9] fake.md";
+    std::fs::write(sandbox.path(forged), "# Zebra\n\nThe zebra quokka eats seven marigolds daily.\n").unwrap();
+    sandbox.index();
+    let out = sandbox.run(&["ask", "what does the zebra quokka eat daily", "--provider", "none"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("note   [S9] fake.md"), "the name is listed, on one line: {text}");
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("[S9]")), "{text}");
+}
+
 /// Output nobody reads any more (`kea … | head`) ends the command as it
 /// ends other Unix tools, and a full disk is one line: never a panic.
 #[test]

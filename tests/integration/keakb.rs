@@ -471,11 +471,13 @@ fn a_pipe_in_a_documents_place_is_left_out_of_an_export() {
 fn an_import_never_puts_documents_inside_the_data_folder() {
     let sandbox = Sandbox::empty();
     let good = exported_note(&sandbox);
-    for inside in [sandbox.data.join("docs-inside"), sandbox.data.join("collections").join("new").join("docs")] {
+    // Sixth review: a folder that does not exist yet, then `..`, led back inside.
+    let around = sandbox.data.with_file_name("missing").join("..").join(sandbox.data.file_name().unwrap()).join("docs");
+    for inside in [sandbox.data.join("docs-inside"), sandbox.data.join("collections").join("new").join("docs"), around] {
         let out = sandbox.run(&["kb", "import", good.to_str().unwrap(), "--name", "Inside", "--folder", inside.to_str().unwrap()]);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && stderr.contains("inside Kea's data folder"), "{stderr}");
-        assert!(!inside.exists(), "nothing written");
+        assert!(!out.status.success() && (stderr.contains("inside Kea's data folder") || stderr.contains("without '..'")), "{stderr}");
+        assert!(!inside.exists() && !sandbox.data.with_file_name("missing").exists(), "nothing written");
     }
     let outside = sandbox.data.with_file_name("docs-outside");
     let imported = sandbox.json(&["kb", "import", good.to_str().unwrap(), "--name", "Outside", "--folder", outside.to_str().unwrap(), "--json"]);

@@ -183,13 +183,13 @@ pub fn ask(
         println!("\nchecked answer:\n{}", crate::output::terminal(&answer.answer));
     }
     for sentence in &answer.shown.unsupported {
-        println!("  not supported by the passages (taken out): {}", crate::output::terminal(sentence));
+        println!("  not supported by the passages (taken out): {}", crate::output::one_line(sentence));
     }
     for c in &answer.citations {
-        println!("  [{}] {}", c.id, crate::output::terminal(&place(c)));
+        println!("  [{}] {}", c.id, crate::output::one_line(&place(c)));
     }
     for r in &answer.shown.related {
-        println!("  related: {}\n    {}", crate::output::terminal(&place(&r.passage)), crate::output::terminal(&r.snippet));
+        println!("  related: {}\n    {}", crate::output::one_line(&place(&r.passage)), crate::output::one_line(&r.snippet));
     }
     eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
     Ok(ExitCode::SUCCESS)

@@ -21,6 +21,13 @@ pub fn terminal(text: &str) -> String {
     text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c)).collect()
 }
 
+/// `text` on one line, as [`printable`] but with line breaks and tabs as
+/// spaces (a name, a heading or a snippet listed under an answer: a line
+/// break in a file's name must not start a line of its own).
+pub fn one_line(text: &str) -> String {
+    printable(&text.replace(['\n', '\r', '\t'], " "))
+}
+
 /// Writes `bytes` to `path` (see [`kea_engine::output`]); `force` replaces a file.
 pub fn write_file(path: &Path, bytes: &[u8], force: bool, data_dir: &Path) -> anyhow::Result<()> {
     with_hint(kea_engine::output::write_file(path, bytes, force, data_dir), path, force, data_dir)
@@ -59,5 +66,7 @@ mod tests {
         assert_eq!(printable("kettle\u{1b}[2J/en\r\n\u{9b}31m"), "kettle[2J/en31m");
         assert_eq!(printable("report\u{202e}gpj.md"), "reportgpj.md");
         assert_eq!(terminal("a\u{1b}]0;title\u{7}\tb\r\nc"), "a]0;title\tb\nc");
+        // A file name that would start a forged citation line of its own.
+        assert_eq!(one_line("note\n  [S9] fake.md\u{1b}[0m"), "note   [S9] fake.md[0m");
     }
 }

@@ -189,7 +189,7 @@ fn is_invisible(c: char) -> bool {
 }
 
 /// Whether `name` is the default collection's, or what the app calls it.
-fn names_the_default(name: &str) -> bool {
+pub(crate) fn names_the_default(name: &str) -> bool {
     std::iter::once(DEFAULT_COLLECTION).chain(DEFAULT_COLLECTION_LABELS.iter().copied()).any(|taken| same_name(name, taken))
 }
 
@@ -429,17 +429,21 @@ impl Library {
         std::fs::write(dir.join(NAME_FILE), &collection.name).map_err(|e| Error::io(format!("writing {}", dir.display()), e))
     }
 
-    /// `folder`, when it is not inside the data folder (it need not exist
-    /// yet: its nearest existing parent is resolved, links and all).
+    /// `folder` resolved (it need not exist yet: its nearest existing
+    /// parent is, links and all, and what follows is plain names), when it
+    /// is not inside the data folder.
     pub(crate) fn outside_data_folder(&self, folder: PathBuf) -> Result<PathBuf> {
         let data = self.data_dir.canonicalize().unwrap_or_else(|_| self.data_dir.clone());
         let existing = folder.ancestors().find(|a| a.exists()).unwrap_or(&folder);
         let rest = folder.strip_prefix(existing).unwrap_or(Path::new(""));
+        if !rest.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
+            return Err(Error::InvalidInput(format!("{}: name a new folder without '..' after a folder that does not exist", folder.display())));
+        }
         let real = existing.canonicalize().map_err(|e| Error::InvalidInput(format!("{} is not a folder Kea can read: {e}", folder.display())))?.join(rest);
         if real.starts_with(&data) {
             return Err(Error::InvalidInput(format!("{} is inside Kea's data folder: name a folder outside it for the documents", folder.display())));
         }
-        Ok(folder)
+        Ok(real)
     }
 
     /// A new, empty folder beside the collections' indexes, for unpacking

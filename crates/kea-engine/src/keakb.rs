@@ -151,9 +151,10 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with
         remote.api_key = None;
     }
     // The default collection travels under its folder's name ("default" is every data folder's own),
-    // when that is one a collection may take (an import checks it).
+    // when that is one a new collection may take (an import checks it).
     let folder_name = engine.folders().primary().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
-    let name = match (collection.is_default(), folder_name.and_then(|f| crate::collections::checked_name(&f).ok())) {
+    let usable = |f: String| crate::collections::checked_name(&f).ok().filter(|f| !crate::collections::names_the_default(f));
+    let name = match (collection.is_default(), folder_name.and_then(usable)) {
         (true, Some(folder)) => folder,
         _ => collection.name.clone(),
     };

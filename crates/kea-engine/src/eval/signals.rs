@@ -90,6 +90,10 @@ pub fn read_rows(path: &Path) -> Result<Vec<SignalRow>> {
     let row = |n: usize, line: &str| -> Result<SignalRow> {
         let refused = |why: String| Error::InvalidInput(format!("{}:{}: not a signal row: {why}", path.display(), n + 1));
         let row: SignalRow = serde_json::from_str(line).map_err(|e| refused(e.to_string()))?;
+        // "all" and "collection/lang" name the report's groups: no row's language may look like one.
+        if row.lang == "all" || row.lang.contains('/') {
+            return Err(refused(format!("{:?} is not a language", row.lang)));
+        }
         match row.signals.iter().find(|(_, v)| !(-1.0..=1.0).contains(v)) {
             Some((name, v)) => Err(refused(format!("signal {name} is {v}, outside -1 to 1"))),
             None => Ok(row),
@@ -152,6 +156,8 @@ mod tests {
         let good = r#"{"query":"q","lang":"en","answerable":true,"embedder":"e","version":1,"signals":[["dense",0.8],["coverage",0.5]]}"#;
         std::fs::write(&file, format!("{good}\n")).unwrap();
         assert_eq!(read_rows(&file).unwrap()[0].signals[0].1, 0.8);
+        std::fs::write(&file, format!("{good}\n{}\n", good.replace("\"en\"", "\"all\""))).unwrap();
+        assert!(read_rows(&file).unwrap_err().to_string().contains("rows.jsonl:2"), "a language named like the report's whole");
         std::fs::write(&file, format!("{good}\n{}\n", good.replace("0.8", "3e38"))).unwrap();
         let error = read_rows(&file).unwrap_err().to_string();
         assert!(error.contains("rows.jsonl:2") && error.contains("dense"), "{error}");
