@@ -191,7 +191,9 @@ pub fn ask(
     for r in &answer.shown.related {
         println!("  related: {}\n    {}", crate::output::one_line(&place(&r.passage)), crate::output::one_line(&r.snippet));
     }
-    eprintln!("chat {} (continue with --chat {})", answer.chat_id, answer.chat_id);
+    // Conversations are numbered per collection: the one that keeps this one is named.
+    let kept_in = engine.config().collection.as_str();
+    eprintln!("{}", crate::output::printable(&format!("chat {id} of '{kept_in}' (continue with --kb '{kept_in}' --chat {id})", id = answer.chat_id)));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -193,7 +193,7 @@ pub fn calibrate(
             whole.cross_lingual = Some(Box::new(fitted.clone()));
             Some(whole.save(&data_dir)?)
         }
-        None => Some(fitted.save(&data_dir)?),
+        None => Some(fitted.keeping_own_cross_lingual(&data_dir).save(&data_dir)?),
     };
     match written {
         _ if json => {}

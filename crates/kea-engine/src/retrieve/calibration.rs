@@ -165,12 +165,31 @@ impl Calibration {
     /// it was made with this model, else the one Kea ships for it, else the
     /// lexical one.
     pub fn for_model(data_dir: &Path, model: &str) -> Calibration {
-        let own = std::fs::read(Self::path(data_dir)).ok().and_then(|b| serde_json::from_slice::<Calibration>(&b).ok());
-        match own.filter(|c| c.model == model && c.is_valid()) {
-            // A user's fit decides relevance; the sentence test is the embedder's.
-            Some(own) => Calibration { sentence_match: own.sentence_match.or_else(|| Self::shipped(model).sentence_match), ..own },
+        match Self::own(data_dir, model) {
+            // A user's fit decides relevance; the sentence test, and the decision for questions whose
+            // passages are all in another language (which a main fit leaves out), are the embedder's
+            // unless the user fitted them too.
+            Some(own) => {
+                let shipped = Self::shipped(model);
+                Calibration { sentence_match: own.sentence_match.or(shipped.sentence_match), cross_lingual: own.cross_lingual.or(shipped.cross_lingual), ..own }
+            }
             None => Self::shipped(model),
         }
+    }
+
+    /// The user's own fit in `data_dir`, when it was made with `model`.
+    fn own(data_dir: &Path, model: &str) -> Option<Calibration> {
+        let own = std::fs::read(Self::path(data_dir)).ok().and_then(|b| serde_json::from_slice::<Calibration>(&b).ok());
+        own.filter(|c| c.model == model && c.is_valid())
+    }
+
+    /// This main fit, with the cross-lingual part of the user's own fit for
+    /// its model in `data_dir` kept (installing one part never drops the other).
+    pub fn keeping_own_cross_lingual(mut self, data_dir: &Path) -> Calibration {
+        if self.cross_lingual.is_none() {
+            self.cross_lingual = Self::own(data_dir, &self.model).and_then(|own| own.cross_lingual);
+        }
+        self
     }
 
     /// The fit Kea ships for `model` (the lexical one for another model).
@@ -192,6 +211,7 @@ impl Calibration {
         // decision in use, and a link there is replaced, never written through.
         let mut staged = tempfile::NamedTempFile::new_in(data_dir).map_err(|e| Error::io(format!("writing beside {}", path.display()), e))?;
         std::io::Write::write_all(&mut staged, &json).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        staged.as_file().sync_all().map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
         staged.persist(&path).map_err(|e| Error::io(format!("writing {}", path.display()), e.error))?;
         Ok(path)
     }
@@ -514,5 +534,21 @@ mod tests {
         assert_eq!(shipped.for_signals(&signals(0.0)), &shipped);
         let english_only = Calibration::shipped("all-minilm-l6-v2");
         assert_eq!(english_only.for_signals(&signals(1.0)), &english_only, "no cross-lingual fit: the main one decides");
+    }
+
+    /// Seventh review: installing a main fit dropped the cross-lingual part
+    /// in use (the user's own, or the one Kea ships for the embedder).
+    #[test]
+    fn a_main_fit_installed_keeps_the_cross_lingual_decision() {
+        let dir = tempfile::tempdir().unwrap();
+        let e5 = Calibration::shipped("multilingual-e5-small");
+        let main_only = Calibration { answer_at: 0.7, cross_lingual: None, ..e5.clone() };
+        main_only.save(dir.path()).unwrap();
+        let in_use = Calibration::for_model(dir.path(), "multilingual-e5-small");
+        assert_eq!((in_use.answer_at, &in_use.cross_lingual), (0.7, &e5.cross_lingual), "the shipped cross-lingual part still decides");
+        let own_cross = Calibration { answer_at: 0.9, cross_lingual: None, ..e5.clone() };
+        Calibration { cross_lingual: Some(Box::new(own_cross.clone())), ..main_only.clone() }.save(dir.path()).unwrap();
+        let refitted = Calibration { answer_at: 0.6, ..main_only }.keeping_own_cross_lingual(dir.path());
+        assert_eq!((refitted.answer_at, refitted.cross_lingual.as_deref()), (0.6, Some(&own_cross)), "the user's own cross-lingual part is kept");
     }
 }
