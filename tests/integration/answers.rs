@@ -171,11 +171,13 @@ fn refuses_to_replace_a_database_ignore_a_flag_or_print_escapes(sandbox: &Sandbo
     std::fs::write(&escaping, format!("{row}\n")).unwrap();
     let report = sandbox.run(&["eval", escaping.to_str().unwrap()]);
     assert!(report.status.success() && !report.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&report.stdout));
-    let signals =
-        serde_json::json!({"query": "q", "lang": "en", "answerable": true, "embedder": "\u{1b}]0;title\u{7}other", "version": 1, "signals": [["dense", 0.5]]});
+    // Nor a line of its own (eighth review: "written to …" looked like an install).
+    let query = "q\nwritten to relevance-calibration.json\u{2028}";
+    let signals = serde_json::json!({"query": query, "lang": "en", "answerable": true, "embedder": "\u{1b}]0;title\u{7}other", "version": 1, "signals": [["dense", 0.5]]});
     std::fs::write(&escaping, format!("{signals}\n")).unwrap();
     let refused = sandbox.run(&["eval", escaping.to_str().unwrap(), "--calibrate", "--from-signals"]);
-    assert!(!refused.status.success() && !refused.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&refused.stderr));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && !refused.stderr.contains(&0x1b) && stderr.trim_end().lines().count() == 1, "{stderr}");
     // Escapes, an 8-bit CSI and a direction override in questions searched from a file and traced.
     let hostile = "death cap\u{1b}]0;title\u{7} \u{9b}2J poisonous \u{202e}gpj";
     std::fs::write(&escaping, format!("{hostile}\n")).unwrap();

@@ -284,6 +284,19 @@ fn an_archive_name_never_takes_its_documents_out_of_the_documents_folder() {
     std::fs::write(&file, rewritten(&good, |m| m["name"] = "bell\u{7}".into(), |_| {}, &[])).unwrap();
     let out = run_at_home(&sandbox, &home, &["kb", "import", file.to_str().unwrap()]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("collection name"), "{}", String::from_utf8_lossy(&out.stderr));
+    // Eighth review: an embedder or a language that writes to the terminal, or lines of its own.
+    let forged = "x\u{1b}]0;PWNED\u{7}\u{1b}[2J\nkea: imported cleanly";
+    for (what, message) in [("embedder", "is not a model id"), ("language", "unknown document language")] {
+        let manifest = |m: &mut Value| match what {
+            "embedder" => m["embedder"] = forged.into(),
+            _ => m["settings"]["languages"] = serde_json::json!([forged]),
+        };
+        std::fs::write(&file, rewritten(&good, manifest, |_| {}, &[])).unwrap();
+        let out = run_at_home(&sandbox, &home, &["kb", "import", file.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(message), "{what}: {stderr}");
+        assert!(!out.stderr.contains(&0x1b) && stderr.trim_end().lines().count() == 1, "{what}: one line, no escapes: {stderr}");
+    }
 }
 
 /// Regression (issue 41): the archive's SQLite file was opened as Kea's own

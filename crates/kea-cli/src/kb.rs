@@ -209,10 +209,11 @@ fn add_url(engine: &kea_engine::Engine, url: &str, allow_local: bool, json: bool
 fn import(library: &mut Library, file: &Path, target: &ImportTarget, json: bool) -> anyhow::Result<ExitCode> {
     let imported = kea_engine::keakb::import(library, file, target)?;
     if !imported.embedder_available {
-        eprintln!(
+        let notice = format!(
             "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb '{}' index --embedding-model ID --reembed",
             imported.embedder, imported.embedder, imported.name
         );
+        eprintln!("{}", crate::output::one_line(&notice));
     }
     print(&imported, json, || {
         let folder = imported.folder.as_ref().map(|f| format!("; its documents are in {}", f.display())).unwrap_or_default();

@@ -342,8 +342,8 @@ fn main() -> ExitCode {
         Err(err) => {
             // An error may quote a file or a peer: printed without terminal escapes.
             match err.downcast_ref::<kea_engine::Error>() {
-                Some(e) => eprintln!("kea: error [{}]: {}", e.kind().code(), output::terminal(&e.to_string())),
-                None => eprintln!("kea: error: {}", output::terminal(&format!("{err:#}"))),
+                Some(e) => eprintln!("kea: error [{}]: {}", e.kind().code(), output::one_line(&e.to_string())),
+                None => eprintln!("kea: error: {}", output::one_line(&format!("{err:#}"))),
             }
             ExitCode::FAILURE
         }
@@ -610,7 +610,7 @@ fn print_status(engine: &Engine) -> anyhow::Result<()> {
     let folders: Vec<String> = engine.folders().roots().map(|r| r.display().to_string()).collect();
     println!("knowledge: {}", output::printable(&folders.join(", ")));
     println!("index:     {} ({:.1} MB)", status.data_dir.display(), status.index_bytes as f64 / 1e6);
-    println!("model:     {} ({} dimensions)", status.model_id.as_deref().unwrap_or("none"), status.dim.unwrap_or(0));
+    println!("model:     {} ({} dimensions)", output::printable(status.model_id.as_deref().unwrap_or("none")), status.dim.unwrap_or(0));
     println!("documents: {}   chunks: {}   vectors: {}", status.documents.len(), status.chunks, status.vectors);
     if let Some(team) = &status.team {
         println!("team:      {} as “{}” ({} passages of other folders mirrored)", team.store, team.namespace, team.mirrored_chunks);

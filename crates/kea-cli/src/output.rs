@@ -12,20 +12,26 @@ use kea_engine::import::is_bidi_control;
 /// them, 8-bit ones too) and direction overrides dropped, for printing what
 /// a file or a peer gave.
 pub fn printable(text: &str) -> String {
-    text.chars().filter(|&c| !c.is_control() && !is_bidi_control(c)).collect()
+    text.chars().filter(|&c| !c.is_control() && !is_bidi_control(c) && !is_line_separator(c)).collect()
+}
+
+/// Unicode's own line and paragraph separators (some terminals and every
+/// text view break the line there).
+fn is_line_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// `text` for a terminal: as [`printable`] but line breaks and tabs kept
 /// (a document's or a model's text, printed as it streams).
 pub fn terminal(text: &str) -> String {
-    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c)).collect()
+    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c) && !is_line_separator(c)).collect()
 }
 
 /// `text` on one line, as [`printable`] but with line breaks and tabs as
 /// spaces (a name, a heading or a snippet listed under an answer: a line
 /// break in a file's name must not start a line of its own).
 pub fn one_line(text: &str) -> String {
-    printable(&text.replace(['\n', '\r', '\t'], " "))
+    printable(&text.replace(['\n', '\r', '\t', '\u{2028}', '\u{2029}'], " "))
 }
 
 /// Writes `bytes` to `path` (see [`kea_engine::output`]); `force` replaces a file.
@@ -68,5 +74,6 @@ mod tests {
         assert_eq!(terminal("a\u{1b}]0;title\u{7}\tb\r\nc"), "a]0;title\tb\nc");
         // A file name that would start a forged citation line of its own.
         assert_eq!(one_line("note\n  [S9] fake.md\u{1b}[0m"), "note   [S9] fake.md[0m");
+        assert_eq!((one_line("a\u{2028}b"), printable("a\u{2029}b")), ("a b".to_string(), "ab".to_string()));
     }
 }

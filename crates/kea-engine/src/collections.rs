@@ -62,7 +62,7 @@ impl CollectionSettings {
             }
         }
         if let Some(language) = self.languages.iter().find(|l| crate::language::Language::from_code(l).is_none()) {
-            return Err(Error::InvalidInput(format!("unknown document language '{language}' (zh or en)")));
+            return Err(Error::InvalidInput(format!("unknown document language {language:?} (zh or en)")));
         }
         if let Some(id) = self.embedder.as_ref().filter(|id| !id.starts_with(crate::remote_embed::REMOTE_PREFIX)) {
             crate::model::ModelId::parse(id)?;

@@ -415,8 +415,20 @@ fn read_manifest(zip: &mut zip::ZipArchive<std::fs::File>, archive: &Path) -> Re
         return Err(bad_archive(archive, format!("its vectors have {} dimensions", manifest.dim)));
     }
     manifest.name = crate::collections::checked_name(&manifest.name).map_err(|e| bad_archive(archive, e))?;
+    if !is_embedder_id(&manifest.embedder) {
+        return Err(bad_archive(archive, format!("its embedder {:?} is not a model id", manifest.embedder.chars().take(80).collect::<String>())));
+    }
     manifest.settings.validate()?;
     Ok(manifest)
+}
+
+/// Whether `id` names an embedder as an index records it: a model id, or
+/// `remote:` and a remote model's name (printable ASCII, no spaces).
+fn is_embedder_id(id: &str) -> bool {
+    match id.strip_prefix(crate::remote_embed::REMOTE_PREFIX) {
+        Some(name) => !name.is_empty() && name.len() <= 256 && name.chars().all(|c| c.is_ascii_graphic()),
+        None => crate::model::ModelId::parse(id).is_ok(),
+    }
 }
 
 /// The manifest lists exactly the archive's entries (but itself), with

@@ -44,11 +44,11 @@ pub const SIGNALS_VERSION: u32 = 1;
 /// signal set.
 pub fn check_rows(rows: &[SignalRow], model: &str) -> Result<()> {
     if let Some(row) = rows.iter().find(|r| r.version != SIGNALS_VERSION) {
-        return Err(Error::InvalidInput(format!("the signals of \"{}\" are of another version ({}): write them again with this Kea", row.query, row.version)));
+        return Err(Error::InvalidInput(format!("the signals of {:?} are of another version ({}): write them again with this Kea", row.query, row.version)));
     }
     match rows.iter().find(|r| !model.is_empty() && r.embedder != model) {
         Some(row) => Err(Error::InvalidInput(format!(
-            "the signals of \"{}\" came from the embedder \"{}\", not this index's {model}: a fit mixes no scales (fit with --lexical to leave the similarity out)",
+            "the signals of {:?} came from the embedder {:?}, not this index's {model}: a fit mixes no scales (fit with --lexical to leave the similarity out)",
             row.query, row.embedder
         ))),
         None => Ok(()),
