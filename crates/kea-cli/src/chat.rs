@@ -176,7 +176,7 @@ pub fn ask(
     }
     println!();
     if let Some(notice) = &answer.shown.notice {
-        eprintln!("note: {notice}");
+        eprintln!("note: {}", crate::output::one_line(notice));
     }
     if answer.answer.trim() != streamed.trim() {
         // The model's text was checked against the passages: what stands.
