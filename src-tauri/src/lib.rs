@@ -466,7 +466,8 @@ fn import_collection(app: &AppHandle, file: &std::path::Path, trust_embedder: Op
     let name = first_free(&kea_engine::keakb::inspect(file)?.name, |n| library.check_new_name(n).ok())?;
     let paths = state.engine_config()?.model_paths;
     let folder = kea_engine::keakb::DocumentsFolder::Inside(folders_parent(&knowledge, &data_dir));
-    let target = kea_engine::keakb::ImportTarget { name: Some(&name), folder, model_paths: &paths, trust_embedder };
+    let read: Vec<PathBuf> = library.list(&state.settings(), Some(knowledge.clone())).into_iter().flat_map(|c| c.folders).collect();
+    let target = kea_engine::keakb::ImportTarget { name: Some(&name), folder, model_paths: &paths, trust_embedder, collection_folders: &read };
     let imported = kea_engine::keakb::import(&mut library, file, &target)?;
     start_background(app.clone());
     Ok(imported.name)

@@ -479,7 +479,8 @@ fn a_pipe_in_a_documents_place_is_left_out_of_an_export() {
 }
 
 /// Fifth review: `kb import --folder` put a collection's documents inside
-/// the data folder, where `kb set --folder` refuses them.
+/// the data folder, where `kb set --folder` refuses them; ninth: or inside
+/// a folder a collection reads, so a shared archive's files joined it.
 #[test]
 fn an_import_never_puts_documents_inside_the_data_folder() {
     let sandbox = Sandbox::empty();
@@ -491,6 +492,16 @@ fn an_import_never_puts_documents_inside_the_data_folder() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && (stderr.contains("inside Kea's data folder") || stderr.contains("without '..'")), "{stderr}");
         assert!(!inside.exists() && !sandbox.data.with_file_name("missing").exists(), "nothing written");
+    }
+    // Ninth review: nor inside a folder a collection reads, where they would join it at its next sync.
+    let other = sandbox.data.with_file_name("other-collection");
+    std::fs::create_dir_all(&other).unwrap();
+    sandbox.json(&["kb", "create", "Other", "--folder", other.to_str().unwrap(), "--json"]);
+    for read in [sandbox.knowledge.join("shared"), other.join("shared")] {
+        let out = sandbox.run(&["kb", "import", good.to_str().unwrap(), "--name", "Joined", "--folder", read.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("which a collection reads"), "{stderr}");
+        assert!(!read.exists(), "nothing written");
     }
     let outside = sandbox.data.with_file_name("docs-outside");
     let imported = sandbox.json(&["kb", "import", good.to_str().unwrap(), "--name", "Outside", "--folder", outside.to_str().unwrap(), "--json"]);

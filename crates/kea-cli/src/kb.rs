@@ -171,10 +171,12 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
             })
         }
         KbCommand::Import { file, name, folder, trust_embedder, json } => {
+            let read: Vec<PathBuf> = library.list(settings, knowledge.clone()).into_iter().flat_map(|c| c.folders).collect();
             let config = settings.engine_config_with(settings.knowledge_dir(knowledge), data_dir.to_path_buf(), overrides);
             let documents = kea_engine::settings::default_knowledge_dir().parent().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
             let folder = folder.as_deref().map_or(DocumentsFolder::Inside(&documents), DocumentsFolder::Exactly);
-            let target = ImportTarget { name: name.as_deref(), folder, model_paths: &config.model_paths, trust_embedder: trust_embedder.as_deref() };
+            let trust_embedder = trust_embedder.as_deref();
+            let target = ImportTarget { name: name.as_deref(), folder, model_paths: &config.model_paths, trust_embedder, collection_folders: &read };
             import(&mut library, file, &target, *json)
         }
         KbCommand::AddUrl { name, url, allow_local, json } => {

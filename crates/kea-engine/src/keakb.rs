@@ -257,6 +257,10 @@ pub struct ImportTarget<'a> {
     /// The remote embedder address the person confirmed (it must be the
     /// archive's, in full): an archive that names one imports only so.
     pub trust_embedder: Option<&'a str>,
+    /// Every folder a collection reads (the default one's knowledge folder
+    /// too): the documents never go inside one, where they would join that
+    /// collection at its next sync.
+    pub collection_folders: &'a [PathBuf],
 }
 
 /// What an archive holds, read from its checked manifest before import.
@@ -307,7 +311,7 @@ pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> R
     trust_embedder(&mut manifest.settings, target.trust_embedder)?;
     let name = library.check_new_name(target.name.unwrap_or(&manifest.name))?;
     let has_files = manifest.entries.iter().any(|e| e.name.starts_with(FILES_PREFIX));
-    let folder = if has_files { Some(library.outside_data_folder(documents_folder(target.folder, &name)?)?) } else { None };
+    let folder = if has_files { Some(new_documents_folder(library, target, &name)?) } else { None };
     let staging = Staging(Some(library.staging_dir()?));
     let root = staging.0.clone().expect("staging folder");
     check_free_space(&manifest, &root, folder.as_deref())?;
@@ -330,6 +334,23 @@ pub fn import(library: &mut Library, archive: &Path, target: &ImportTarget) -> R
     drop(staging); // what is left of the staging folder
     let embedder_available = manifest.settings.remote_embedder.is_some() || target.model_paths.resolve(&manifest.embedder).is_ok();
     Ok(Imported { index_dir: library.index_dir(&collection), name: collection.name, folder, documents, embedder: manifest.embedder, embedder_available })
+}
+
+/// The folder the documents of the collection `name` go to: resolved,
+/// outside the data folder and outside every folder a collection reads.
+fn new_documents_folder(library: &Library, target: &ImportTarget, name: &str) -> Result<PathBuf> {
+    let folder = library.outside_data_folder(documents_folder(target.folder, name)?)?;
+    for read in target.collection_folders {
+        let read = read.canonicalize().unwrap_or_else(|_| read.clone());
+        if folder.starts_with(&read) {
+            return Err(Error::InvalidInput(format!(
+                "the documents would go to {}, inside {}, which a collection reads (they would join it): name a folder outside it for them",
+                folder.display(),
+                read.display()
+            )));
+        }
+    }
+    Ok(folder)
 }
 
 /// The folder the documents of the collection `name` go to (checked as
