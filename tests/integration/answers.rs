@@ -205,9 +205,11 @@ fn refuses_an_output_before_the_work_and_prints_paths_without_escapes(sandbox: &
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "{}");
     let folder = sandbox.data.with_file_name("evil\u{1b}]0;title\u{7}\u{202e}folder");
     std::fs::create_dir_all(&folder).unwrap();
-    let created = sandbox.run(&["kb", "create", "Evil", "--folder", folder.to_str().unwrap()]);
+    let created = sandbox.run(&["kb", "create", "Evil's; touch pwned", "--folder", folder.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&created.stdout);
     assert!(created.status.success() && text.contains("created") && !text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text}");
+    // Tenth review: the name in the suggested command is one shell word.
+    assert!(text.contains(r#"kea index --kb 'Evil'\''s; touch pwned')"#), "{text}");
 }
 
 /// Sixth review: a line break in a document's file name printed a forged

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use kea_engine::collections::{embedder_state, Collection, CollectionSettings, Library, Strictness};
 use kea_engine::keakb::{Destination, DocumentsFolder, ImportTarget};
 use kea_engine::settings::{Overrides, Settings};
+use kea_engine::shell;
 
 #[derive(Subcommand)]
 pub enum KbCommand {
@@ -149,7 +150,7 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
         KbCommand::Create { name, folders, settings: args, json } => {
             let collection = library.create(name, folders, args.apply(CollectionSettings::default(), overrides))?;
             warn_about_languages(&library, &collection, settings, overrides);
-            let names = |c: &Collection| format!("created '{}' over {} (index it: kea index --kb '{}')", c.name, folder_list(c), c.name);
+            let names = |c: &Collection| format!("created '{}' over {} (index it: kea index --kb {})", c.name, folder_list(c), shell::word(&c.name));
             print(&described(&library, &collection, settings, overrides), *json, || names(&collection))
         }
         KbCommand::Set { name, folders, settings: args } => {
@@ -212,8 +213,10 @@ fn import(library: &mut Library, file: &Path, target: &ImportTarget, json: bool)
     let imported = kea_engine::keakb::import(library, file, target)?;
     if !imported.embedder_available {
         let notice = format!(
-            "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb '{}' index --embedding-model ID --reembed",
-            imported.embedder, imported.embedder, imported.name
+            "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb {} index --embedding-model ID --reembed",
+            imported.embedder,
+            shell::word(&imported.embedder),
+            shell::word(&imported.name)
         );
         eprintln!("{}", crate::output::one_line(&notice));
     }

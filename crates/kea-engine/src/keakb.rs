@@ -378,7 +378,8 @@ fn trust_embedder(settings: &mut CollectionSettings, trusted: Option<&str>) -> R
         return Err(Error::InvalidInput(format!(
             "this collection file names a remote embedder, {}, which would receive every question asked of it: \
              import it only if you trust that address, by confirming it in full (kea kb import FILE --trust-embedder {})",
-            remote.base_url, remote.base_url
+            remote.base_url,
+            crate::shell::word(&remote.base_url)
         )));
     }
     remote.api_key = None;

@@ -35,6 +35,7 @@ pub mod secrets;
 pub mod segment;
 pub mod settings;
 pub mod setup;
+pub mod shell;
 pub mod store;
 pub mod team;
 pub mod vectors;
