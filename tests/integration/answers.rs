@@ -209,7 +209,7 @@ fn refuses_an_output_before_the_work_and_prints_paths_without_escapes(sandbox: &
     let text = String::from_utf8_lossy(&created.stdout);
     assert!(created.status.success() && text.contains("created") && !text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text}");
     // Tenth review: the name in the suggested command is one shell word.
-    assert!(text.contains(r#"kea index --kb 'Evil'\''s; touch pwned')"#), "{text}");
+    assert!(text.contains(r#"kea index --kb='Evil'\''s; touch pwned')"#), "{text}");
 }
 
 /// Sixth review: a line break in a document's file name printed a forged

@@ -194,7 +194,7 @@ pub fn ask(
     // Conversations are numbered per collection: the one that keeps this one is named.
     let kept_in = engine.config().collection.as_str();
     let kb = kea_engine::shell::word(kept_in);
-    eprintln!("{}", crate::output::printable(&format!("chat {id} of '{kept_in}' (continue with --kb {kb} --chat {id})", id = answer.chat_id)));
+    eprintln!("{}", crate::output::printable(&format!("chat {id} of '{kept_in}' (continue with --kb={kb} --chat {id})", id = answer.chat_id)));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -150,7 +150,7 @@ pub fn run(which: &KbCommand, data_dir: &std::path::Path, settings: &Settings, o
         KbCommand::Create { name, folders, settings: args, json } => {
             let collection = library.create(name, folders, args.apply(CollectionSettings::default(), overrides))?;
             warn_about_languages(&library, &collection, settings, overrides);
-            let names = |c: &Collection| format!("created '{}' over {} (index it: kea index --kb {})", c.name, folder_list(c), shell::word(&c.name));
+            let names = |c: &Collection| format!("created '{}' over {} (index it: kea index --kb={})", c.name, folder_list(c), shell::word(&c.name));
             print(&described(&library, &collection, settings, overrides), *json, || names(&collection))
         }
         KbCommand::Set { name, folders, settings: args } => {
@@ -213,7 +213,7 @@ fn import(library: &mut Library, file: &Path, target: &ImportTarget, json: bool)
     let imported = kea_engine::keakb::import(library, file, target)?;
     if !imported.embedder_available {
         let notice = format!(
-            "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb {} index --embedding-model ID --reembed",
+            "kea: its embedder {} is not installed here: install it (kea models install {}), or re-embed it with one you have: kea --kb={} index --embedding-model ID --reembed",
             imported.embedder,
             shell::word(&imported.embedder),
             shell::word(&imported.name)

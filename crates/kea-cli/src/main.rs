@@ -165,7 +165,7 @@ enum Command {
         split: Option<String>,
         /// Fit the answer / unsure / refuse decision on the questions not marked
         /// "split": "test" (k-fold cross-validated), report it on the test ones,
-        /// and use it from now on with this index's embedder.
+        /// and, with --install, use it from now on with this index's embedder.
         #[arg(long)]
         calibrate: bool,
         /// With --calibrate: fit without the embedder's similarity (for any embedder).

@@ -187,12 +187,7 @@ pub fn calibrate(
             Some(path.to_path_buf())
         }
         None if !fit.install => None,
-        None if fit.cross_lingual => {
-            // The cross-lingual part joins the decision in use for this embedder.
-            let mut whole = Calibration::for_model(&data_dir, &model);
-            whole.cross_lingual = Some(Box::new(fitted.clone()));
-            Some(whole.save(&data_dir)?)
-        }
+        None if fit.cross_lingual => Some(Calibration::for_model(&data_dir, &model).with_cross_lingual(fitted).save(&data_dir)?),
         None => Some(fitted.keeping_own_cross_lingual(&data_dir).save(&data_dir)?),
     };
     match written {

@@ -183,6 +183,13 @@ impl Calibration {
         own.filter(|c| c.model == model && c.is_valid())
     }
 
+    /// This decision (the one in use for `cross`'s embedder) with `cross` as
+    /// its cross-lingual part, saved under that embedder: for one Kea ships
+    /// no fit for, the decision in use is the lexical one, which it keeps.
+    pub fn with_cross_lingual(self, cross: Calibration) -> Calibration {
+        Calibration { model: cross.model.clone(), cross_lingual: Some(Box::new(cross)), ..self }
+    }
+
     /// This main fit, with the cross-lingual part of the user's own fit for
     /// its model in `data_dir` kept (installing one part never drops the other).
     pub fn keeping_own_cross_lingual(mut self, data_dir: &Path) -> Calibration {
@@ -550,5 +557,13 @@ mod tests {
         Calibration { cross_lingual: Some(Box::new(own_cross.clone())), ..main_only.clone() }.save(dir.path()).unwrap();
         let refitted = Calibration { answer_at: 0.6, ..main_only }.keeping_own_cross_lingual(dir.path());
         assert_eq!((refitted.answer_at, refitted.cross_lingual.as_deref()), (0.6, Some(&own_cross)), "the user's own cross-lingual part is kept");
+        // Eleventh review: for an embedder Kea ships no fit for, the cross-lingual part was saved
+        // under the lexical fit's empty model, so it was never used and the next main install dropped it.
+        let cross = Calibration { model: "my-embedder".into(), ..Calibration::shipped("") };
+        Calibration::for_model(dir.path(), "my-embedder").with_cross_lingual(cross.clone()).save(dir.path()).unwrap();
+        let in_use = Calibration::for_model(dir.path(), "my-embedder");
+        assert_eq!((in_use.model.as_str(), in_use.cross_lingual.as_deref()), ("my-embedder", Some(&cross)), "installed and in use");
+        let main = Calibration { model: "my-embedder".into(), answer_at: 0.55, ..Calibration::shipped("") }.keeping_own_cross_lingual(dir.path());
+        assert_eq!(main.cross_lingual.as_deref(), Some(&cross), "a later main install keeps it");
     }
 }
