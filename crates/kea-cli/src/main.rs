@@ -478,8 +478,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Eval { golden, model_answers: true, llm, split, json, .. } => chat::eval_written(config()?, &settings, llm, golden, split.as_deref(), *json),
         Command::Eval { golden, signals_out: Some(file), label, force, .. } => {
-            output::check_writable(file, *force, &app_data_dir(&cli))?;
-            search::signals_out(config()?, golden, &settings.retrieval, (file, *force, &app_data_dir(&cli)), label.as_deref())
+            let app_data = app_data_dir(&cli);
+            output::check_writable(file, *force, &app_data)?;
+            search::signals_out(config()?, golden, &settings.retrieval, (file, *force, &app_data), label.as_deref())
         }
         Command::Eval { golden, configs: named, split, json, .. } => {
             let named = if named.is_empty() {

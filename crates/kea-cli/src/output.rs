@@ -12,19 +12,24 @@ use kea_engine::import::is_bidi_control;
 /// them, 8-bit ones too) and direction overrides dropped, for printing what
 /// a file or a peer gave.
 pub fn printable(text: &str) -> String {
-    text.chars().filter(|&c| !c.is_control() && !is_bidi_control(c) && !is_line_separator(c)).collect()
+    text.chars().filter(|&c| !c.is_control() && !redraws(c)).collect()
 }
 
-/// Unicode's own line and paragraph separators (some terminals and every
-/// text view break the line there).
-fn is_line_separator(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}')
+/// A path as [`printable`] text.
+pub fn printable_path(path: &Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// Direction overrides and Unicode's own line and paragraph separators
+/// (some terminals and every text view break the line there).
+fn redraws(c: char) -> bool {
+    is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// `text` for a terminal: as [`printable`] but line breaks and tabs kept
 /// (a document's or a model's text, printed as it streams).
 pub fn terminal(text: &str) -> String {
-    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi_control(c) && !is_line_separator(c)).collect()
+    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !redraws(c)).collect()
 }
 
 /// `text` on one line, as [`printable`] but with line breaks and tabs as

@@ -138,7 +138,7 @@ pub struct Fit {
 pub fn reset_calibration(config: EngineConfig) -> anyhow::Result<ExitCode> {
     let path = Calibration::path(&config.data_dir);
     match std::fs::remove_file(&path) {
-        Ok(()) => println!("removed {}: Kea's own decision is in use again", crate::output::printable(&path.display().to_string())),
+        Ok(()) => println!("removed {}: Kea's own decision is in use again", crate::output::printable_path(&path)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => println!("no fit of this index's own: Kea's own decision is in use"),
         Err(e) => return Err(anyhow::anyhow!("removing {}: {e}", path.display())),
     }
@@ -187,12 +187,11 @@ pub fn calibrate(
             Some(path.to_path_buf())
         }
         None if !fit.install => None,
-        None if fit.cross_lingual => Some(Calibration::for_model(&data_dir, &model).with_cross_lingual(fitted).save(&data_dir)?),
-        None => Some(fitted.keeping_own_cross_lingual(&data_dir).save(&data_dir)?),
+        None => Some(Calibration::install(fitted, fit.cross_lingual, &data_dir)?),
     };
     match written {
         _ if json => {}
-        Some(path) => println!("written to {}", crate::output::printable(&path.display().to_string())),
+        Some(path) => println!("written to {}", crate::output::printable_path(&path)),
         None => println!("not in use: pass --install to decide this index's questions with it (--reset-calibration goes back to Kea's own)"),
     }
     Ok(ExitCode::SUCCESS)
@@ -232,7 +231,7 @@ pub fn signals_out(
     let engine = crate::open_engine(config)?;
     let rows = signals::rows(&engine, &load_all(golden)?, retrieval, label.unwrap_or_default())?;
     crate::output::write_file(file, signals::rows_text(&rows)?.as_bytes(), force, app_data)?;
-    eprintln!("{} questions' signals written to {}", rows.len(), crate::output::printable(&file.display().to_string()));
+    eprintln!("{} questions' signals written to {}", rows.len(), crate::output::printable_path(file));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -260,7 +259,7 @@ pub fn eval(config: EngineConfig, golden: &[PathBuf], configs: &[(String, Retrie
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "golden": golden, "queries": items.len(), "results": results }))?);
         return Ok(ExitCode::SUCCESS);
     }
-    let names: Vec<String> = golden.iter().map(|p| crate::output::printable(&p.display().to_string())).collect();
+    let names: Vec<String> = golden.iter().map(|p| crate::output::printable_path(p)).collect();
     println!("{} queries from {}", items.len(), names.join(", "));
     println!(
         "{:<22} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",

@@ -135,14 +135,14 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with
         .filter(|d| d.kind.is_some())
         .map(|d| ManifestDocument { path: d.path.clone(), size: d.size, content_hash: d.content_hash.clone(), chunks: d.chunk_count })
         .collect();
-    let mut sources = vec![(STORE_ENTRY.to_string(), store_copy)];
+    let mut files = Vec::new();
     if with_files {
         for doc in &documents {
             // Only files that are still where the index says (inside the collection's folders),
             // under a name an import accepts.
             let entry = format!("{FILES_PREFIX}{}", doc.path);
             if let (Ok(path), true) = (engine.documents().path(&doc.path), allowed_entry(&entry)) {
-                sources.push((entry, path));
+                files.push((entry, path));
             }
         }
     }
@@ -159,45 +159,38 @@ pub fn export(engine: &Engine, collection: &Collection, dest: &Destination, with
         _ => collection.name.clone(),
     };
     let manifest = Manifest { format: FORMAT.into(), version: VERSION, name, embedder, dim, settings, documents, entries: Vec::new() };
-    write_archive(dest, manifest, &sources, engine.config().max_file_bytes)
+    write_archive(dest, manifest, &store_copy, &files, engine.config().max_file_bytes)
 }
 
-/// Zips `sources` and the manifest (with their sizes and hashes) into
-/// `dest`, through a new temporary file renamed at the end. A document that
-/// is no longer a regular file of at most `max_file_bytes` (a pipe in its
-/// place never blocks) stays out, as one that is gone does.
-fn write_archive(dest: &Destination, mut manifest: Manifest, sources: &[(String, PathBuf)], max_file_bytes: u64) -> Result<Exported> {
+/// Zips the `store` snapshot, the documents' `files` and the manifest (with
+/// their sizes and hashes) into `dest`, through a new temporary file renamed
+/// at the end. A document that is no longer a regular file of at most
+/// `max_file_bytes` (a pipe in its place never blocks) stays out, as one
+/// that is gone does.
+fn write_archive(dest: &Destination, mut manifest: Manifest, store: &Path, files: &[(String, PathBuf)], max_file_bytes: u64) -> Result<Exported> {
     let io = |e: std::io::Error| Error::io(format!("writing {}", dest.file.display()), e);
     let zip_error = |e: zip::result::ZipError| Error::io(format!("writing {}", dest.file.display()), std::io::Error::other(e));
     let mut zip = zip::ZipWriter::new(crate::output::stage(dest.file, dest.replace, dest.data_folder)?);
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
-    for (name, path) in sources {
-        let is_store = name == STORE_ENTRY;
-        let (mut file, size) = match crate::scan::open_regular(path) {
-            Ok(Some(opened)) => opened,
-            _ if !is_store => continue,
-            Ok(None) => return Err(Error::InvalidInput(format!("{} is gone", path.display()))),
-            Err(why) => return Err(Error::InvalidInput(format!("{}: {why}", path.display()))),
-        };
-        if size > max_file_bytes && !is_store {
-            continue;
+    let mut add = |name: &str, from: &mut std::fs::File, limit: u64| -> Result<ManifestEntry> {
+        zip.start_file(name, options).map_err(zip_error)?;
+        let (bytes, blake3) = copy_hashing(from, &mut zip, limit).map_err(io)?;
+        Ok(ManifestEntry { name: name.to_string(), bytes, blake3 })
+    };
+    let mut snapshot = std::fs::File::open(store).map_err(|e| Error::io(format!("reading {}", store.display()), e))?;
+    manifest.entries.push(add(STORE_ENTRY, &mut snapshot, u64::MAX)?);
+    for (name, path) in files {
+        match crate::scan::open_regular(path) {
+            Ok(Some((mut file, size))) if size <= max_file_bytes => manifest.entries.push(add(name, &mut file, max_file_bytes)?),
+            _ => continue,
         }
-        zip.start_file(name.as_str(), options).map_err(zip_error)?;
-        let limit = if is_store { u64::MAX } else { max_file_bytes };
-        let (bytes, hash) = copy_hashing(&mut file, &mut zip, limit).map_err(io)?;
-        manifest.entries.push(ManifestEntry { name: name.clone(), bytes, blake3: hash });
     }
     zip.start_file(MANIFEST, options).map_err(zip_error)?;
     let text = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::InvalidInput(e.to_string()))?;
     zip.write_all(&text).map_err(io)?;
     let staged = zip.finish().map_err(zip_error)?;
-    staged.as_file().sync_all().map_err(io)?;
     let bytes = staged.as_file().metadata().map_err(io)?.len();
-    match dest.replace {
-        true => staged.persist(dest.file),
-        false => staged.persist_noclobber(dest.file),
-    }
-    .map_err(|e| io(e.error))?;
+    crate::output::persist(staged, dest.file, dest.replace)?;
     let files = manifest.entries.len() - 1;
     Ok(Exported { file: dest.file.to_path_buf(), documents: manifest.documents.len(), files, bytes })
 }

@@ -23,14 +23,20 @@ const SQLITE_SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
 pub fn write_file(path: &Path, bytes: &[u8], replace: bool, data_folder: &Path) -> Result<()> {
     let written = |e| Error::io(format!("writing {}", path.display()), e);
     let mut staged = stage(path, replace, data_folder)?;
-    staged.write_all(bytes).and_then(|()| staged.as_file().sync_all()).map_err(written)?;
-    // Not asked to replace: a file made meanwhile is kept, not renamed over.
+    staged.write_all(bytes).map_err(written)?;
+    persist(staged, path, replace)
+}
+
+/// Puts `staged` (from [`stage`], written) in `path`'s place once it is on
+/// disk; not asked to `replace`, a file made there meanwhile is kept.
+pub fn persist(staged: tempfile::NamedTempFile, path: &Path, replace: bool) -> Result<()> {
+    let written = |e| Error::io(format!("writing {}", path.display()), e);
+    staged.as_file().sync_all().map_err(written)?;
     match replace {
         true => staged.persist(path).map(drop),
         false => staged.persist_noclobber(path).map(drop),
     }
-    .map_err(|e| written(e.error))?;
-    Ok(())
+    .map_err(|e| written(e.error))
 }
 
 /// A new temporary file beside `path` to write it in, once `path` is known

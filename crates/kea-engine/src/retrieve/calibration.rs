@@ -183,20 +183,22 @@ impl Calibration {
         own.filter(|c| c.model == model && c.is_valid())
     }
 
-    /// This decision (the one in use for `cross`'s embedder) with `cross` as
-    /// its cross-lingual part, saved under that embedder: for one Kea ships
-    /// no fit for, the decision in use is the lexical one, which it keeps.
-    pub fn with_cross_lingual(self, cross: Calibration) -> Calibration {
-        Calibration { model: cross.model.clone(), cross_lingual: Some(Box::new(cross)), ..self }
-    }
-
-    /// This main fit, with the cross-lingual part of the user's own fit for
-    /// its model in `data_dir` kept (installing one part never drops the other).
-    pub fn keeping_own_cross_lingual(mut self, data_dir: &Path) -> Calibration {
-        if self.cross_lingual.is_none() {
-            self.cross_lingual = Self::own(data_dir, &self.model).and_then(|own| own.cross_lingual);
-        }
-        self
+    /// Saves `fit` in `data_dir` as the user's own for its embedder; neither
+    /// part drops the other. A `cross_lingual` fit joins the user's own main
+    /// fit, else the one in use (Kea's, or the lexical one for an embedder
+    /// Kea ships none for), saved under that embedder; a main fit keeps the
+    /// user's own cross-lingual part. What the user did not fit (the
+    /// sentence test) is left for [`Calibration::for_model`] to fill in.
+    pub fn install(fit: Calibration, cross_lingual: bool, data_dir: &Path) -> Result<PathBuf> {
+        let own = Self::own(data_dir, &fit.model);
+        let whole = match cross_lingual {
+            true => {
+                let main = own.unwrap_or_else(|| Calibration { model: fit.model.clone(), sentence_match: None, ..Self::shipped(&fit.model) });
+                Calibration { cross_lingual: Some(Box::new(fit)), ..main }
+            }
+            false => Calibration { cross_lingual: fit.cross_lingual.or_else(|| own.and_then(|o| o.cross_lingual)), ..fit },
+        };
+        whole.save(data_dir)
     }
 
     /// The fit Kea ships for `model` (the lexical one for another model).
@@ -554,16 +556,26 @@ mod tests {
         let in_use = Calibration::for_model(dir.path(), "multilingual-e5-small");
         assert_eq!((in_use.answer_at, &in_use.cross_lingual), (0.7, &e5.cross_lingual), "the shipped cross-lingual part still decides");
         let own_cross = Calibration { answer_at: 0.9, cross_lingual: None, ..e5.clone() };
-        Calibration { cross_lingual: Some(Box::new(own_cross.clone())), ..main_only.clone() }.save(dir.path()).unwrap();
-        let refitted = Calibration { answer_at: 0.6, ..main_only }.keeping_own_cross_lingual(dir.path());
+        Calibration::install(own_cross.clone(), true, dir.path()).unwrap();
+        Calibration::install(Calibration { answer_at: 0.6, cross_lingual: None, ..main_only }, false, dir.path()).unwrap();
+        let refitted = Calibration::for_model(dir.path(), "multilingual-e5-small");
         assert_eq!((refitted.answer_at, refitted.cross_lingual.as_deref()), (0.6, Some(&own_cross)), "the user's own cross-lingual part is kept");
         // Eleventh review: for an embedder Kea ships no fit for, the cross-lingual part was saved
         // under the lexical fit's empty model, so it was never used and the next main install dropped it.
         let cross = Calibration { model: "my-embedder".into(), ..Calibration::shipped("") };
-        Calibration::for_model(dir.path(), "my-embedder").with_cross_lingual(cross.clone()).save(dir.path()).unwrap();
+        Calibration::install(cross.clone(), true, dir.path()).unwrap();
         let in_use = Calibration::for_model(dir.path(), "my-embedder");
         assert_eq!((in_use.model.as_str(), in_use.cross_lingual.as_deref()), ("my-embedder", Some(&cross)), "installed and in use");
-        let main = Calibration { model: "my-embedder".into(), answer_at: 0.55, ..Calibration::shipped("") }.keeping_own_cross_lingual(dir.path());
-        assert_eq!(main.cross_lingual.as_deref(), Some(&cross), "a later main install keeps it");
+        Calibration::install(Calibration { model: "my-embedder".into(), answer_at: 0.55, ..Calibration::shipped("") }, false, dir.path()).unwrap();
+        let main = Calibration::for_model(dir.path(), "my-embedder");
+        assert_eq!((main.answer_at, main.cross_lingual.as_deref()), (0.55, Some(&cross)), "a later main install keeps it");
+        // The sentence test Kea ships for an embedder is not frozen into a user's file by a cross-lingual install.
+        let minilm = tempfile::tempdir().unwrap();
+        Calibration::install(Calibration { model: "all-minilm-l6-v2".into(), ..Calibration::shipped("") }, true, minilm.path()).unwrap();
+        let saved: Calibration = serde_json::from_slice(&std::fs::read(Calibration::path(minilm.path())).unwrap()).unwrap();
+        assert_eq!(
+            (saved.sentence_match, Calibration::for_model(minilm.path(), "all-minilm-l6-v2").sentence_match),
+            (None, Calibration::shipped("all-minilm-l6-v2").sentence_match)
+        );
     }
 }
