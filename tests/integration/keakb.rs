@@ -503,6 +503,15 @@ fn an_import_never_puts_documents_inside_the_data_folder() {
         assert!(!out.status.success() && stderr.contains("which a collection reads"), "{stderr}");
         assert!(!read.exists(), "nothing written");
     }
+    // Twelfth review: a file named as the folder is refused before anything is unpacked.
+    let file = sandbox.data.with_file_name("a-file.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let out = sandbox.run(&["kb", "import", good.to_str().unwrap(), "--name", "File", "--folder", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("is not a folder"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    let listed = sandbox.json(&["kb", "list", "--json"]);
+    assert!(listed.as_array().unwrap().iter().all(|c| c["name"] != "File"), "no collection made: {listed}");
     let outside = sandbox.data.with_file_name("docs-outside");
     let imported = sandbox.json(&["kb", "import", good.to_str().unwrap(), "--name", "Outside", "--folder", outside.to_str().unwrap(), "--json"]);
     assert_eq!(imported["documents"], 1);

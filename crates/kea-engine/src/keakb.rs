@@ -350,6 +350,9 @@ fn new_documents_folder(library: &Library, target: &ImportTarget, name: &str) ->
 /// [`DocumentsFolder`] says).
 fn documents_folder(choice: DocumentsFolder, name: &str) -> Result<PathBuf> {
     let folder = match choice {
+        DocumentsFolder::Exactly(folder) if folder.exists() && !folder.is_dir() => {
+            return Err(Error::InvalidInput(format!("{} is not a folder: name a new or empty folder for the documents", folder.display())))
+        }
         DocumentsFolder::Exactly(folder) if folder.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
             return Err(Error::InvalidInput(format!("{} is not empty: name a new or empty folder for the documents", folder.display())))
         }

@@ -6,6 +6,7 @@
 
 pub mod discover;
 pub mod gguf;
+pub mod grammar;
 pub mod json;
 #[cfg(feature = "llama")]
 pub mod llama;

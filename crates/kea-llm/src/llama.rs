@@ -430,7 +430,7 @@ fn complete_characters(pending: &mut Vec<u8>) -> String {
 /// model usually emits before `{` (forbidding it changes the answer;
 /// allowing any white space lets a small model emit nothing else).
 pub fn grammar_for_schema(schema: &serde_json::Value) -> Result<String, LlmError> {
-    let generated = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| LlmError::Generation(format!("schema to grammar: {e}")))?;
+    let generated = crate::grammar::for_schema(schema)?;
     let renamed = generated.replacen("root ::=", "json-root ::=", 1);
     Ok(format!("root ::= \" \"? json-root\n{renamed}"))
 }
