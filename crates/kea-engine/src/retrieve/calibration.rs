@@ -125,6 +125,11 @@ pub struct Calibration {
     /// shared words count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentence_match: Option<f32>,
+    /// The user fitted only the parts above (a cross-lingual install with
+    /// no main fit of their own): the main decision is whichever Kea ships
+    /// for the embedder when it is read, not the copy saved beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shipped_main: bool,
 }
 
 /// The named signal values of one question.
@@ -171,7 +176,10 @@ impl Calibration {
             // unless the user fitted them too.
             Some(own) => {
                 let shipped = Self::shipped(model);
-                Calibration { sentence_match: own.sentence_match.or(shipped.sentence_match), cross_lingual: own.cross_lingual.or(shipped.cross_lingual), ..own }
+                let sentence_match = own.sentence_match.or(shipped.sentence_match);
+                let cross_lingual = own.cross_lingual.clone().or(shipped.cross_lingual.clone());
+                let main = if own.shipped_main { Calibration { model: own.model, shipped_main: true, ..shipped } } else { own };
+                Calibration { sentence_match, cross_lingual, ..main }
             }
             None => Self::shipped(model),
         }
@@ -185,15 +193,17 @@ impl Calibration {
 
     /// Saves `fit` in `data_dir` as the user's own for its embedder; neither
     /// part drops the other. A `cross_lingual` fit joins the user's own main
-    /// fit, else the one in use (Kea's, or the lexical one for an embedder
-    /// Kea ships none for), saved under that embedder; a main fit keeps the
+    /// fit, else Kea's for the embedder (or the lexical one for an embedder
+    /// Kea ships none for), marked [`Calibration::shipped_main`] so a later
+    /// release's fit replaces it, saved under that embedder; a main fit keeps the
     /// user's own cross-lingual part. What the user did not fit (the
     /// sentence test) is left for [`Calibration::for_model`] to fill in.
     pub fn install(fit: Calibration, cross_lingual: bool, data_dir: &Path) -> Result<PathBuf> {
         let own = Self::own(data_dir, &fit.model);
         let whole = match cross_lingual {
             true => {
-                let main = own.unwrap_or_else(|| Calibration { model: fit.model.clone(), sentence_match: None, ..Self::shipped(&fit.model) });
+                let main =
+                    own.unwrap_or_else(|| Calibration { model: fit.model.clone(), sentence_match: None, shipped_main: true, ..Self::shipped(&fit.model) });
                 Calibration { cross_lingual: Some(Box::new(fit)), ..main }
             }
             false => Calibration { cross_lingual: fit.cross_lingual.or_else(|| own.and_then(|o| o.cross_lingual)), ..fit },
@@ -267,6 +277,7 @@ impl Calibration {
             fitted: FitReport::default(),
             cross_lingual: None,
             sentence_match: None,
+            shipped_main: false,
         }
     }
 }
@@ -577,5 +588,30 @@ mod tests {
             (saved.sentence_match, Calibration::for_model(minilm.path(), "all-minilm-l6-v2").sentence_match),
             (None, Calibration::shipped("all-minilm-l6-v2").sentence_match)
         );
+    }
+
+    /// Twelfth review: a cross-lingual install with no main fit of the
+    /// user's wrote Kea's main fit into the user's file, so the fit a later
+    /// release ships never applied to that index again. The main decision
+    /// is read from the shipped fit, whatever the file's copy says.
+    #[test]
+    fn a_cross_lingual_install_leaves_the_main_decision_to_the_shipped_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        let shipped = Calibration::shipped("all-minilm-l6-v2");
+        let cross = Calibration { model: "all-minilm-l6-v2".into(), answer_at: 0.95, ..Calibration::shipped("") };
+        Calibration::install(cross.clone(), true, dir.path()).unwrap();
+        // An older release's main fit in the file: what a newer shipped fit must replace.
+        let path = Calibration::path(dir.path());
+        let mut saved: Calibration = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(saved.shipped_main);
+        saved.answer_at = 0.11;
+        saved.weights.iter_mut().for_each(|w| *w = -*w);
+        std::fs::write(&path, serde_json::to_vec(&saved).unwrap()).unwrap();
+        let in_use = Calibration::for_model(dir.path(), "all-minilm-l6-v2");
+        assert_eq!((in_use.answer_at, &in_use.weights, in_use.cross_lingual.as_deref()), (shipped.answer_at, &shipped.weights, Some(&cross)));
+        // A main fit of the user's own then replaces the shipped one, keeping the cross-lingual part.
+        Calibration::install(Calibration { answer_at: 0.6, cross_lingual: None, ..shipped.clone() }, false, dir.path()).unwrap();
+        let own = Calibration::for_model(dir.path(), "all-minilm-l6-v2");
+        assert_eq!((own.answer_at, own.shipped_main, own.cross_lingual.as_deref()), (0.6, false, Some(&cross)));
     }
 }
