@@ -87,7 +87,7 @@ impl Grammar {
         match map.get("type").and_then(Value::as_str) {
             Some("object") => self.object(map, name),
             Some("array") => self.array(map, name),
-            Some("string") => self.string(map, name),
+            Some("string") => self.string(map),
             Some("integer") => self.integer(map),
             Some("number") => Ok(self.number()),
             Some("boolean") => Ok(self.rule("boolean", r#"("true" | "false")"#)),
@@ -183,7 +183,7 @@ impl Grammar {
         Ok(format!("\"[\" {space} {items} {space} \"]\""))
     }
 
-    fn string(&mut self, map: &serde_json::Map<String, Value>, _name: &str) -> Result<String, LlmError> {
+    fn string(&mut self, map: &serde_json::Map<String, Value>) -> Result<String, LlmError> {
         let char = self.rule("char", CHAR);
         let repeat = match (count(map, "minLength")?.unwrap_or(0), count(map, "maxLength")?) {
             (_, Some(0)) => return Ok(r#""\"" "\"""#.to_string()),
