@@ -405,9 +405,19 @@ impl VectorIndex for FlatIndex {
 
 /// Cosine similarity of two vectors.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    cosine_of_norms(a, norm(a), b, norm(b))
+}
+
+/// A vector's Euclidean length.
+pub fn norm(v: &[f32]) -> f32 {
+    v.iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+/// [`cosine`] of `a` and `b` given their [`norm`]s (the same value, for
+/// loops that compare each vector many times).
+pub fn cosine_of_norms(a: &[f32], norm_a: f32, b: &[f32], norm_b: f32) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let denom = norm(a) * norm(b);
+    let denom = norm_a * norm_b;
     if denom == 0.0 {
         0.0
     } else {

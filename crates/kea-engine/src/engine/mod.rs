@@ -434,6 +434,13 @@ impl Engine {
         Retriever::new(self.passages(), &self.vectors, self)
     }
 
+    /// Reads the full-text postings into memory if they are not held,
+    /// waiting up to `wait` for it: whether they are held now (searches
+    /// use FTS5 until then; see `Store::hold_full_text`).
+    pub fn hold_full_text(&self, wait: std::time::Duration) -> Result<bool> {
+        self.store().hold_full_text(wait)
+    }
+
     /// Answers to questions from this collection, in its conversations.
     pub fn answerer(&self) -> Answerer<'_> {
         self.answerer_over(Box::new(self.retriever()))

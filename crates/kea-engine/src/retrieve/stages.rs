@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::vectors::cosine;
+use crate::vectors::{cosine_of_norms, norm};
 
 /// Scales scores to [0, 1] (all equal → all 1).
 fn min_max(scores: &[(u64, f32)]) -> HashMap<u64, f32> {
@@ -61,6 +61,7 @@ pub fn mmr(candidates: &[(u64, f32)], vectors: &HashMap<u64, Vec<f32>>, lambda: 
     // to date as picks are made (O(select × candidates) similarities).
     let mut redundancy = vec![0.0f32; candidates.len()];
     let mut taken = vec![false; candidates.len()];
+    let with_norms: Vec<Option<(&[f32], f32)>> = candidates.iter().map(|(id, _)| vectors.get(id).map(|v| (v.as_slice(), norm(v)))).collect();
     let mut picked: Vec<(u64, f32)> = Vec::with_capacity(select);
     while picked.len() < select {
         let Some((index, value)) = candidates
@@ -75,10 +76,10 @@ pub fn mmr(candidates: &[(u64, f32)], vectors: &HashMap<u64, Vec<f32>>, lambda: 
         taken[index] = true;
         let id = candidates[index].0;
         picked.push((id, value));
-        if let Some(chosen) = vectors.get(&id) {
-            for (i, &(other, _)) in candidates.iter().enumerate() {
-                if let (false, Some(v)) = (taken[i], vectors.get(&other)) {
-                    redundancy[i] = redundancy[i].max(cosine(chosen, v));
+        if let Some((chosen, chosen_norm)) = with_norms[index] {
+            for (i, other) in with_norms.iter().enumerate() {
+                if let (false, Some((v, v_norm))) = (taken[i], other) {
+                    redundancy[i] = redundancy[i].max(cosine_of_norms(chosen, chosen_norm, v, *v_norm));
                 }
             }
         }

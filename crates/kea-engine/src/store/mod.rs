@@ -12,6 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 mod chat;
 mod full_text;
 mod mirror;
+mod term_index;
 mod untrusted;
 
 pub use chat::{Conversation, NewMessage, StoredMessage};
@@ -158,15 +159,17 @@ pub use crate::vectors::{AddedVector, ChunkRow, VectorDelta};
 /// The SQLite store.
 pub struct Store {
     conn: Connection,
-    /// Chunk counts of query terms for the current generation.
-    term_counts: std::sync::Mutex<full_text::TermCounts>,
+    /// The full-text postings held in memory (see `full_text`).
+    terms: std::sync::Arc<full_text::HeldTerms>,
+    /// The store's file (`None`: in memory), which a background read opens.
+    file: Option<full_text::StoreFile>,
 }
 
 impl Store {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
-        Self::init(conn)
+        Self::init(conn, Some(path.to_path_buf()))
     }
 
     /// A consistent copy of the store at `dest` to share: its documents,
@@ -189,8 +192,9 @@ impl Store {
     pub fn open_read_only(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(term_index::INSTANCES)?;
         conn.pragma_update(None, "query_only", "ON")?;
-        let store = Store { conn, term_counts: Default::default() };
+        let store = Store { conn, terms: Default::default(), file: Some(full_text::StoreFile::new(path)) };
         match store.meta(&MetaKey::SchemaVersion)?.as_deref() {
             Some(SCHEMA_VERSION) => Ok(store),
             other => Err(Error::InvalidInput(format!(
@@ -203,15 +207,15 @@ impl Store {
 
     /// An in-memory store, for tests.
     pub fn open_in_memory() -> Result<Store> {
-        Self::init(Connection::open_in_memory()?)
+        Self::init(Connection::open_in_memory()?, None)
     }
 
-    fn init(conn: Connection) -> Result<Store> {
+    fn init(conn: Connection, path: Option<std::path::PathBuf>) -> Result<Store> {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Store { conn, term_counts: Default::default() };
+        let mut store = Store { conn, terms: Default::default(), file: path.as_deref().map(full_text::StoreFile::new) };
         let version = store.conn.query_row("SELECT value FROM meta WHERE key = ?1", [MetaKey::SchemaVersion.name()], |r| r.get::<_, String>(0)).optional();
         match version.ok().flatten().as_deref() {
             // v1: raw-text FTS; v2: segmented but unstemmed.
@@ -221,6 +225,7 @@ impl Store {
             Some(v) => return Err(Error::InvalidInput(format!("store schema version {v} is newer than this Kea understands"))),
         }
         store.set_meta(&MetaKey::SchemaVersion, SCHEMA_VERSION)?;
+        store.conn.execute_batch(term_index::INSTANCES)?;
         if store.meta(&MetaKey::ChineseChunks)?.is_none() {
             store.fill_chinese_chunks()?;
         }
@@ -279,7 +284,7 @@ impl Store {
 
     /// Bumped by every transaction that changes chunks.
     pub fn generation(&self) -> Result<i64> {
-        Ok(self.meta(&MetaKey::Generation)?.and_then(|g| g.parse().ok()).unwrap_or(0))
+        generation_in(&self.conn)
     }
 
     /// The embedding model the stored vectors come from, and its dimension.
@@ -436,9 +441,12 @@ impl Store {
     /// the store as it was).
     pub fn apply_then(&mut self, changes: &[DocChange], before_commit: impl FnOnce(&VectorDelta) -> Result<()>) -> Result<VectorDelta> {
         let tx = self.conn.transaction()?;
+        let before = generation_in(&tx)?;
         let delta = apply_changes(&tx, changes)?;
         before_commit(&delta)?;
+        let after = generation_in(&tx)?;
         tx.commit()?;
+        self.follow_change(before, after, &delta);
         Ok(delta)
     }
 
@@ -638,6 +646,12 @@ fn insert_chunks(tx: &Transaction, doc_id: i64, path: &str, title: Option<&str>,
 fn put_meta(conn: &Connection, key: &MetaKey, value: &str) -> Result<()> {
     conn.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![key.name(), value])?;
     Ok(())
+}
+
+/// The generation counter as `conn` (or a transaction) sees it.
+fn generation_in(conn: &Connection) -> Result<i64> {
+    let value: Option<String> = conn.query_row("SELECT value FROM meta WHERE key = ?1", [MetaKey::Generation.name()], |r| r.get(0)).optional()?;
+    Ok(value.and_then(|g| g.parse().ok()).unwrap_or(0))
 }
 
 fn bump_generation(tx: &Transaction) -> Result<()> {

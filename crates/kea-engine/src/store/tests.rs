@@ -6,7 +6,7 @@ fn file(path: &str) -> FileFacts {
     FileFacts { path: path.into(), kind: Some(crate::extract::DocKind::Markdown), size: 10, mtime_ns: 1 }
 }
 
-fn chunk(index: usize, text: &str, value: f32) -> NewChunk {
+pub(super) fn chunk(index: usize, text: &str, value: f32) -> NewChunk {
     NewChunk {
         index,
         heading_path: "Cockatiel > Diet".into(),
@@ -20,7 +20,7 @@ fn chunk(index: usize, text: &str, value: f32) -> NewChunk {
     }
 }
 
-fn replace(path: &str, chunks: Vec<NewChunk>) -> DocChange {
+pub(super) fn replace(path: &str, chunks: Vec<NewChunk>) -> DocChange {
     DocChange::Replace { file: file(path), content_hash: format!("c-{path}"), title: Some("T".into()), front_matter: "{}".into(), chunks }
 }
 
