@@ -241,8 +241,19 @@ fn print_answers(result: &EvalResult) {
     for (group, a) in &result.answers {
         let group = crate::output::printable(group);
         println!(
-            "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3} | unsure: answer shown as a related sentence {:.3} (of {})",
-            a.questions, a.answered, a.unsure, a.refused, a.shown, a.quoted, a.quoted_of, a.other_document, a.related_quoted, a.related_quoted_of
+            "  {group} ({}): answered {:.3} unsure {:.3} refused {:.3} | right document shown {:.3} | answered: answer quoted {:.3} (of {}), another document quoted {:.3} | unsure: answer shown as a related sentence {:.3} (of {}) | answer among a model's sentences {:.3} (of {})",
+            a.questions,
+            a.answered,
+            a.unsure,
+            a.refused,
+            a.shown,
+            a.quoted,
+            a.quoted_of,
+            a.other_document,
+            a.related_quoted,
+            a.related_quoted_of,
+            a.read,
+            a.read_of
         );
     }
 }

@@ -2,8 +2,10 @@
 //! outcome; whether a relevant document is shown (an answered citation or
 //! one of the related passages of an unsure outcome); for a question with
 //! an `evidence` phrase, whether the extractive answer quotes it (answered)
-//! or a related passage shows it as its sentence (unsure); and whether an
-//! answer quotes a document that is not one of the relevant ones.
+//! or a related passage shows it as its sentence (unsure); whether the
+//! sentences a language model would read hold it (what any reader is
+//! bounded by); and whether an answer quotes a document that is not one of
+//! the relevant ones.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +13,7 @@ use serde::Serialize;
 
 use crate::chat::answer::related_passages;
 use crate::chat::extractive::extract_answer;
+use crate::chat::reading::Reading;
 use crate::chat::Question;
 use crate::retrieve::calibration::Outcome;
 use crate::retrieve::ContextBlock;
@@ -29,6 +32,9 @@ pub struct Seen {
     /// Whether a related passage shows the evidence as its sentence; `None`
     /// when not unsure or the question names no evidence.
     pub related_quoted: Option<bool>,
+    /// Whether the sentences a language model reads for it hold the
+    /// evidence; `None` when refused or the question names no evidence.
+    pub read: Option<bool>,
     /// `None` when not answered.
     pub other_document: Option<bool>,
 }
@@ -51,6 +57,11 @@ pub struct AnswerRates {
     /// the sentence of a related passage (what the chat highlights).
     pub related_quoted: f64,
     pub related_quoted_of: usize,
+    /// Of the questions not refused with an evidence phrase, how many a
+    /// language model is shown it in the sentences it reads (the most any
+    /// reader can answer right).
+    pub read: f64,
+    pub read_of: usize,
 }
 
 /// The document of a golden `relevant` entry (`path#heading` → `path`).
@@ -69,8 +80,11 @@ pub fn seen(item: &GoldenItem, retrieval: &Retrieval) -> Seen {
     let holds_evidence = |text: &str| item.evidence.as_deref().map(|e| squeeze(text).contains(&squeeze(e)));
     let question = Question::new(&item.query, None).as_judged(&retrieval.relevance);
     let blocks = &retrieval.context.blocks;
-    let mut seen =
-        Seen { lang: item.lang.clone().unwrap_or_else(|| "-".into()), outcome, shown: false, quoted: None, related_quoted: None, other_document: None };
+    let lang = item.lang.clone().unwrap_or_else(|| "-".into());
+    let mut seen = Seen { lang, outcome, shown: false, quoted: None, related_quoted: None, read: None, other_document: None };
+    if outcome != Outcome::Refused {
+        seen.read = holds_evidence(&Reading::of(&question, blocks).listing());
+    }
     match outcome {
         Outcome::Refused => {}
         Outcome::Unsure => {
@@ -105,6 +119,7 @@ fn rates_of(group: &[&Seen]) -> AnswerRates {
     let answered = count(&|s| s.outcome == Outcome::Answered);
     let quoted_of = count(&|s| s.quoted.is_some());
     let related_quoted_of = count(&|s| s.related_quoted.is_some());
+    let read_of = count(&|s| s.read.is_some());
     AnswerRates {
         questions: group.len(),
         answered: share(answered, group.len()),
@@ -116,6 +131,8 @@ fn rates_of(group: &[&Seen]) -> AnswerRates {
         other_document: share(count(&|s| s.other_document == Some(true)), answered),
         related_quoted: share(count(&|s| s.related_quoted == Some(true)), related_quoted_of),
         related_quoted_of,
+        read: share(count(&|s| s.read == Some(true)), read_of),
+        read_of,
     }
 }
 
@@ -125,7 +142,8 @@ mod tests {
 
     fn one(lang: &str, outcome: Outcome, shown: bool, quoted: Option<bool>, other_document: Option<bool>) -> Seen {
         let (quoted, related_quoted) = if outcome == Outcome::Unsure { (None, quoted) } else { (quoted, None) };
-        Seen { lang: lang.into(), outcome, shown, quoted, related_quoted, other_document }
+        let read = (outcome != Outcome::Refused).then_some(quoted.or(related_quoted)).flatten();
+        Seen { lang: lang.into(), outcome, shown, quoted, related_quoted, read, other_document }
     }
 
     #[test]
@@ -142,6 +160,7 @@ mod tests {
         assert_eq!((en.questions, en.answered, en.unsure, en.refused), (4, 0.5, 0.5, 0.0));
         assert_eq!((en.shown, en.quoted, en.quoted_of, en.other_document), (0.75, 1.0, 1, 0.5));
         assert_eq!((en.related_quoted, en.related_quoted_of), (0.0, 1), "only the unsure question with evidence counts");
+        assert_eq!((en.read, en.read_of), (0.5, 2), "every question not refused with evidence counts");
         assert_eq!((by["all"].questions, by["all"].refused, by["zh"].shown), (5, 0.2, 0.0));
     }
 }

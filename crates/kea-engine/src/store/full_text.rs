@@ -105,9 +105,11 @@ impl Store {
     /// the change `delta`; else it is dropped, to be read again.
     pub(super) fn follow_change(&self, before: i64, after: i64, delta: &VectorDelta) {
         let mut held = self.terms.lock();
-        let added: Vec<(u64, &str)> = delta.added.iter().map(|a| (a.id, a.tokens.as_str())).collect();
         let followed = match held.index.as_mut() {
-            Some(index) if index.generation == before => before == after || Arc::make_mut(index).follow(&delta.removed, &added, after),
+            Some(index) if index.generation == before => {
+                let added: Vec<(u64, &str)> = delta.added.iter().map(|a| (a.id, a.tokens.as_str())).collect();
+                before == after || Arc::make_mut(index).follow(&delta.removed, &added, after)
+            }
             _ => false,
         };
         if !followed {

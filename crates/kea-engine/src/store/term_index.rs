@@ -8,8 +8,8 @@
 //! in the same order; see `full_text`'s tests).
 
 use std::borrow::Cow;
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use rusqlite::Connection;
 use unicode_normalization::char::is_combining_mark;
@@ -215,31 +215,34 @@ impl TermIndex {
     /// query "t1 OR t2 …" (its sign turned), computed as FTS5 computes them,
     /// term after term, in double precision.
     pub(super) fn best(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
-        let mut scores = vec![0f64; self.ids.len()];
-        let mut touched = Vec::new();
-        let (n, average_length) = (self.chunks() as f64, self.average_length());
-        for term in terms {
-            let Some(postings) = self.postings(term) else { continue };
-            let found = self.chunks_with(term) as f64;
-            let idf = ((n - found + 0.5) / (found + 0.5)).ln();
-            let idf = if idf <= 0.0 { MIN_IDF } else { idf };
-            for (slot, tf) in self.live(postings) {
-                let (slot, tf) = (slot as usize, tf as f64);
-                if scores[slot] == 0.0 {
-                    touched.push(slot);
+        SCORES.with_borrow_mut(|scratch| {
+            let scores = scratch.zeroed(self.ids.len());
+            let mut touched = Vec::new();
+            let (n, average_length) = (self.chunks() as f64, self.average_length());
+            for term in terms {
+                let Some(postings) = self.postings(term) else { continue };
+                let found = self.chunks_with(term) as f64;
+                let idf = ((n - found + 0.5) / (found + 0.5)).ln();
+                let idf = if idf <= 0.0 { MIN_IDF } else { idf };
+                for (slot, tf) in self.live(postings) {
+                    let (slot, tf) = (slot as usize, tf as f64);
+                    if scores[slot] == 0.0 {
+                        touched.push(slot);
+                    }
+                    scores[slot] += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * self.lengths[slot] as f64 / average_length)));
                 }
-                scores[slot] += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * self.lengths[slot] as f64 / average_length)));
             }
-        }
-        // The worst of the best `k` on top: the lowest score, then the highest id.
-        let mut kept: BinaryHeap<(Reverse<Score>, u64)> = BinaryHeap::with_capacity(k + 1);
-        for slot in touched {
-            kept.push((Reverse(Score(scores[slot])), self.ids[slot]));
-            if kept.len() > k {
-                kept.pop();
+            let mut found: Vec<(f64, u64)> = touched.into_iter().map(|slot| (std::mem::take(&mut scores[slot]), self.ids[slot])).collect();
+            scratch.clean = true;
+            // Best first: the highest score, then the lowest id.
+            let better = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+            if found.len() > k {
+                found.select_nth_unstable_by(k, better);
+                found.truncate(k);
             }
-        }
-        kept.into_sorted_vec().into_iter().map(|(Reverse(Score(score)), id)| (id, score as f32)).collect()
+            found.sort_unstable_by(better);
+            found.into_iter().map(|(score, id)| (id, score as f32)).collect()
+        })
     }
 
     /// The lowest slot not removed at any of the `cursors` into `lists`
@@ -280,21 +283,30 @@ impl TermIndex {
     }
 }
 
-/// A score ordered as `f64::total_cmp` orders it.
-#[derive(PartialEq)]
-struct Score(f64);
-
-impl Eq for Score {}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Score) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+thread_local! {
+    /// Each thread's score accumulator for [`TermIndex::best`], reused so
+    /// that a query does not allocate and zero one score per chunk.
+    static SCORES: RefCell<Scratch> = const { RefCell::new(Scratch { scores: Vec::new(), clean: true }) };
 }
 
-impl Ord for Score {
-    fn cmp(&self, other: &Score) -> Ordering {
-        self.0.total_cmp(&other.0)
+/// Scores by slot, all zero between queries (`clean`); a query that did
+/// not finish leaves it unclean, to be zeroed whole by the next.
+struct Scratch {
+    scores: Vec<f64>,
+    clean: bool,
+}
+
+impl Scratch {
+    /// At least `len` zeroed scores, marked in use.
+    fn zeroed(&mut self, len: usize) -> &mut [f64] {
+        if !self.clean {
+            self.scores.fill(0.0);
+        }
+        if self.scores.len() < len {
+            self.scores.resize(len, 0.0);
+        }
+        self.clean = false;
+        &mut self.scores[..len]
     }
 }
 
