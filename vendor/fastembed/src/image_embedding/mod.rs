@@ -1,0 +1,8 @@
+const DEFAULT_BATCH_SIZE: usize = 256;
+
+mod utils;
+
+mod init;
+pub use init::*;
+
+mod r#impl;
