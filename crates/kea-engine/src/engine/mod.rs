@@ -386,7 +386,8 @@ impl Engine {
         };
         let folders = Folders::new(&config.knowledge_dir, &config.more_folders);
         let profile = folders.primary().and_then(|primary| crate::profile::Profile::load(primary).ok()).unwrap_or_default();
-        let reader = open_store(&config)?;
+        let mut reader = open_store(&config)?;
+        reader.share_full_text_with(&store);
         Ok(Engine {
             folders,
             config,
@@ -438,7 +439,7 @@ impl Engine {
     /// waiting up to `wait` for it: whether they are held now (searches
     /// use FTS5 until then; see `Store::hold_full_text`).
     pub fn hold_full_text(&self, wait: std::time::Duration) -> Result<bool> {
-        self.store().hold_full_text(wait)
+        self.reader.lock().unwrap_or_else(|p| p.into_inner()).hold_full_text(wait)
     }
 
     /// Answers to questions from this collection, in its conversations.

@@ -5,8 +5,9 @@
 //! in the background, from its first search on (about 3 s per 100k chunks;
 //! FTS5's `bm25()` looks up every match's length in a B-tree, which was
 //! most of a search's time on a large folder); an in-memory store reads
-//! them at once. Each change the store writes is then followed in memory;
-//! one written by another process has them read again. A term in half the
+//! them at once. Each change the store writes is then followed in memory,
+//! also for a second connection sharing them (the engine searches on its
+//! own); one written by another process has them read again. A term in half the
 //! chunks or more carries no weight in BM25: its matches only fill the
 //! places left.
 
@@ -56,6 +57,26 @@ impl HeldTerms {
     fn lock(&self) -> MutexGuard<'_, Held> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Commits `tx`, a change from generation `before` to `after` by
+    /// `delta`, and brings the held term index along if it was at `before`
+    /// (else it is dropped, to be read again). Searches sharing it wait
+    /// meanwhile, so none finds the new generation with the old postings.
+    pub(super) fn commit_followed(&self, tx: rusqlite::Transaction<'_>, (before, after): (i64, i64), delta: &VectorDelta) -> Result<()> {
+        let mut held = self.lock();
+        tx.commit()?;
+        let followed = match held.index.as_mut() {
+            Some(index) if index.generation == before => {
+                let added: Vec<(u64, &str)> = delta.added.iter().map(|a| (a.id, a.tokens.as_str())).collect();
+                before == after || Arc::make_mut(index).follow(&delta.removed, &added, after)
+            }
+            _ => false,
+        };
+        if !followed {
+            held.index = None;
+        }
+        Ok(())
+    }
 }
 
 /// Where a search reads its postings.
@@ -101,19 +122,15 @@ impl Store {
         Ok(held.index.is_some())
     }
 
-    /// Brings the held term index, if it was at `before`, to `after` by
-    /// the change `delta`; else it is dropped, to be read again.
-    pub(super) fn follow_change(&self, before: i64, after: i64, delta: &VectorDelta) {
-        let mut held = self.terms.lock();
-        let followed = match held.index.as_mut() {
-            Some(index) if index.generation == before => {
-                let added: Vec<(u64, &str)> = delta.added.iter().map(|a| (a.id, a.tokens.as_str())).collect();
-                before == after || Arc::make_mut(index).follow(&delta.removed, &added, after)
+    /// Makes this store search with the postings `writer` holds and follows
+    /// through each change it writes (the engine's reader and writer are two
+    /// connections to one file), instead of reading its own copy again after
+    /// every change. Stores of different files share nothing.
+    pub fn share_full_text_with(&mut self, writer: &Store) {
+        if let (Some(mine), Some(theirs)) = (&self.file, &writer.file) {
+            if mine.same_file(theirs) {
+                self.terms = writer.terms.clone();
             }
-            _ => false,
-        };
-        if !followed {
-            held.index = None;
         }
     }
 
@@ -159,6 +176,15 @@ impl StoreFile {
 
     fn unchanged(&self) -> bool {
         file_identity(&self.path) == self.identity
+    }
+
+    /// Whether both name one file (its device and inode, or its path where
+    /// there are none).
+    fn same_file(&self, other: &StoreFile) -> bool {
+        match (self.identity, other.identity) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => self.path == other.path,
+        }
     }
 }
 
@@ -420,5 +446,26 @@ mod tests {
         store.apply(&[replace("b.md", vec![chunk(0, "Nuts for macaws", 0.2)])]).unwrap();
         assert_eq!(Arc::as_ptr(&held(&store)), index, "a change the store writes is followed, not read again");
         assert_eq!(store.token_chunk_counts(&["nut".into()]).unwrap(), (vec![3], 4));
+    }
+
+    #[test]
+    fn a_second_connection_searches_the_postings_its_writer_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kea.sqlite3");
+        let mut writer = Store::open(&path).unwrap();
+        writer.apply(&[replace("a.md", vec![chunk(0, "Cockatiels eat millet seeds", 0.1)])]).unwrap();
+        let mut searcher = Store::open_read_only(&path).unwrap();
+        searcher.share_full_text_with(&writer);
+        assert!(searcher.hold_full_text(std::time::Duration::from_secs(120)).unwrap(), "the read ended with an index held");
+        let index = Arc::as_ptr(&held(&searcher));
+        writer.apply(&[replace("b.md", vec![chunk(0, "Macaws crack nuts and seeds", 0.2)])]).unwrap();
+        assert_eq!(Arc::as_ptr(&held(&searcher)), index, "the writer's change is followed in the postings searched, not read again");
+        assert_eq!(searcher.fts_search("nuts", 5).unwrap().len(), 1);
+        assert_eq!(searcher.token_chunk_counts(&["seed".into()]).unwrap(), (vec![2], 2));
+
+        let other = Store::open(&dir.path().join("other.sqlite3")).unwrap();
+        let mut stranger = Store::open_read_only(&path).unwrap();
+        stranger.share_full_text_with(&other);
+        assert!(!Arc::ptr_eq(&stranger.terms, &other.terms), "a store of another file shares nothing");
     }
 }

@@ -445,8 +445,7 @@ impl Store {
         let delta = apply_changes(&tx, changes)?;
         before_commit(&delta)?;
         let after = generation_in(&tx)?;
-        tx.commit()?;
-        self.follow_change(before, after, &delta);
+        self.terms.commit_followed(tx, (before, after), &delta)?;
         Ok(delta)
     }
 
