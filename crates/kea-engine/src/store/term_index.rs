@@ -8,7 +8,6 @@
 //! in the same order; see `full_text`'s tests).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use rusqlite::Connection;
@@ -215,34 +214,32 @@ impl TermIndex {
     /// query "t1 OR t2 …" (its sign turned), computed as FTS5 computes them,
     /// term after term, in double precision.
     pub(super) fn best(&self, terms: &[String], k: usize) -> Vec<(u64, f32)> {
-        SCORES.with_borrow_mut(|scratch| {
-            let scores = scratch.zeroed(self.ids.len());
-            let mut touched = Vec::new();
-            let (n, average_length) = (self.chunks() as f64, self.average_length());
-            for term in terms {
-                let Some(postings) = self.postings(term) else { continue };
-                let found = self.chunks_with(term) as f64;
-                let idf = ((n - found + 0.5) / (found + 0.5)).ln();
-                let idf = if idf <= 0.0 { MIN_IDF } else { idf };
-                for (slot, tf) in self.live(postings) {
-                    let (slot, tf) = (slot as usize, tf as f64);
-                    if scores[slot] == 0.0 {
-                        touched.push(slot);
-                    }
-                    scores[slot] += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * self.lengths[slot] as f64 / average_length)));
+        // Zeroed by the allocator: only the pages the matches fall in are touched.
+        let mut scores = vec![0f64; self.ids.len()];
+        let mut touched = Vec::new();
+        let (n, average_length) = (self.chunks() as f64, self.average_length());
+        for term in terms {
+            let Some(postings) = self.postings(term) else { continue };
+            let found = self.chunks_with(term) as f64;
+            let idf = ((n - found + 0.5) / (found + 0.5)).ln();
+            let idf = if idf <= 0.0 { MIN_IDF } else { idf };
+            for (slot, tf) in self.live(postings) {
+                let (slot, tf) = (slot as usize, tf as f64);
+                if scores[slot] == 0.0 {
+                    touched.push(slot);
                 }
+                scores[slot] += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * self.lengths[slot] as f64 / average_length)));
             }
-            let mut found: Vec<(f64, u64)> = touched.into_iter().map(|slot| (std::mem::take(&mut scores[slot]), self.ids[slot])).collect();
-            scratch.clean = true;
-            // Best first: the highest score, then the lowest id.
-            let better = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-            if found.len() > k {
-                found.select_nth_unstable_by(k, better);
-                found.truncate(k);
-            }
-            found.sort_unstable_by(better);
-            found.into_iter().map(|(score, id)| (id, score as f32)).collect()
-        })
+        }
+        let mut found: Vec<(f64, u64)> = touched.into_iter().map(|slot| (scores[slot], self.ids[slot])).collect();
+        // Best first: the highest score, then the lowest id.
+        let better = |a: &(f64, u64), b: &(f64, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if found.len() > k {
+            found.select_nth_unstable_by(k, better);
+            found.truncate(k);
+        }
+        found.sort_unstable_by(better);
+        found.into_iter().map(|(score, id)| (id, score as f32)).collect()
     }
 
     /// The lowest slot not removed at any of the `cursors` into `lists`
@@ -280,33 +277,6 @@ impl TermIndex {
     pub(super) fn holds(&self, term: &str, id: u64) -> bool {
         let (Some(postings), Ok(slot)) = (self.postings(term), self.ids.binary_search(&id)) else { return false };
         !self.removed[slot] && postings.slots.binary_search(&(slot as u32)).is_ok()
-    }
-}
-
-thread_local! {
-    /// Each thread's score accumulator for [`TermIndex::best`], reused so
-    /// that a query does not allocate and zero one score per chunk.
-    static SCORES: RefCell<Scratch> = const { RefCell::new(Scratch { scores: Vec::new(), clean: true }) };
-}
-
-/// Scores by slot, all zero between queries (`clean`); a query that did
-/// not finish leaves it unclean, to be zeroed whole by the next.
-struct Scratch {
-    scores: Vec<f64>,
-    clean: bool,
-}
-
-impl Scratch {
-    /// At least `len` zeroed scores, marked in use.
-    fn zeroed(&mut self, len: usize) -> &mut [f64] {
-        if !self.clean {
-            self.scores.fill(0.0);
-        }
-        if self.scores.len() < len {
-            self.scores.resize(len, 0.0);
-        }
-        self.clean = false;
-        &mut self.scores[..len]
     }
 }
 
