@@ -331,3 +331,31 @@ fn a_fifo_named_like_a_document_is_skipped() {
     assert_eq!(report["documents"], 1, "{report}");
     assert_eq!(sandbox.search("ferns", 1)[0]["source"], "real.md");
 }
+
+/// Every file a command reads is bounded (issue 62): an endless
+/// `/dev/zero` or a line of hundreds of megabytes given as questions, a
+/// retrieval config or a router's question set is refused, naming the
+/// limit, without reading it whole.
+#[test]
+fn endless_or_huge_files_given_to_a_command_are_refused_at_their_limit() {
+    let sandbox = Sandbox::with_samples();
+    sandbox.index();
+    let scratch = tempfile::tempdir().unwrap();
+    let one_line = scratch.path().join("one-line.txt");
+    std::fs::write(&one_line, "x".repeat(8 << 20)).unwrap();
+    let one_line = one_line.to_str().unwrap();
+    let golden = crate::util::repo_root().join("tests/golden/sample-knowledge.jsonl");
+    for args in [
+        vec!["search", "--queries", "/dev/zero"],
+        vec!["search", "--queries", one_line],
+        vec!["search", "seeds", "--config", "/dev/zero"],
+        vec!["eval", golden.to_str().unwrap(), "--config", "a=/dev/zero"],
+        vec!["eval-router", "/dev/zero"],
+    ] {
+        let child = sandbox.command(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let (out, peak_kib) = run_with_peak_rss(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("longer than 64 KiB"), "kea {args:?}: {stderr}");
+        assert!(peak_kib < 400 * 1024, "kea {args:?} held {} MiB", peak_kib / 1024);
+    }
+}

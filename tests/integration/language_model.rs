@@ -75,3 +75,36 @@ fn a_real_model_does_not_answer_what_its_passages_do_not_say() {
     assert_eq!(price["outcome"], "unsure", "the budgerigar's pages hold no price: {price}");
     assert!(price["citations"].as_array().unwrap().is_empty() && !price["related"].as_array().unwrap().is_empty(), "{price}");
 }
+
+/// A prompt the model's context cannot hold is never an error (issue 62):
+/// a document whose ten headings are each hundreds of characters long is
+/// read within the budget, and a question of 1,990 emoji (under the
+/// 2,000-character limit), too long for the context however few sentences
+/// it comes with, gets the floor's answer with a notice saying why.
+#[test]
+fn a_prompt_too_long_for_the_context_falls_back_to_the_floor_with_a_notice() {
+    let sandbox = Sandbox::empty();
+    let mut text = String::new();
+    for n in 0..10 {
+        let heading = format!("Section {n} {}", "of the very long heading that names everything ".repeat(12));
+        text.push_str(&format!(
+            "{} {heading}\n\nThe pump of model {n} runs at {} bar and needs oil every {} weeks.\n\n",
+            "#".repeat(1 + n.min(5)),
+            n + 2,
+            n + 3
+        ));
+    }
+    std::fs::write(sandbox.path("pumps.md"), text).unwrap();
+    sandbox.index();
+    let question = "How often does the pump of model 4 need oil?";
+    let answer = ask(&sandbox, question, None);
+    assert!(answer["answer"].as_str().is_some_and(|a| !a.is_empty()), "answered, not an error: {answer}");
+    assert!(!answer["notice"].as_str().unwrap_or_default().contains("do not fit"), "the long headings fit the budget: {answer}");
+
+    // About 4,600 of the model's tokens: more than its context holds.
+    let padded = format!("{question} {}", "🦜".repeat(1940));
+    let answer = ask(&sandbox, &padded, None);
+    let notice = answer["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("do not fit the language model's context"), "{answer}");
+    assert!(answer["answer"].as_str().is_some_and(|a| !a.is_empty()), "{answer}");
+}

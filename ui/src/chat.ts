@@ -248,7 +248,8 @@ function renderAnswer(item: HTMLElement, body: HTMLElement, text: string, citati
   body.replaceChildren();
   if (shown?.notice) body.append(noticeOnce(item, shown.notice));
   const answer = el("div", undefined, "answer markdown");
-  renderMarkdown(answer, text, { citation: (label) => citationButton(citations.find((c) => c.id === label), label), openLink });
+  // The answer's links and images stay inert text, their addresses shown: a model's words are never active.
+  renderMarkdown(answer, text, { citation: (label) => citationButton(citations.find((c) => c.id === label), label) });
   body.append(answer);
   if (citations.length) {
     const sources = el("div", undefined, "sources");
@@ -300,7 +301,7 @@ function unsupportedSentences(sentences: string[]): HTMLElement {
   box.append(el("summary", t("chat.unsupported", { n: sentences.length })));
   for (const s of sentences) {
     const item = el("div", undefined, "markdown");
-    renderMarkdown(item, s, { citation: (label) => el("span", `[${label}]`, "muted"), openLink });
+    renderMarkdown(item, s, { citation: (label) => el("span", `[${label}]`, "muted") });
     box.append(item);
   }
   return box;
@@ -349,7 +350,8 @@ async function ask(question: string) {
       if (event.type === "token") {
         if (finished) return;
         streamed += event.text;
-        body.textContent = streamed;
+        // Unjudged text is a draft until the checked answer replaces it.
+        body.replaceChildren(el("div", t("chat.draft"), "draft-label muted"), el("div", streamed, "draft"));
         $("messages").scrollTop = $("messages").scrollHeight;
       } else trace.add(event);
     });

@@ -55,6 +55,17 @@ describe("markdown rendering", () => {
     expect(target.querySelector("code")?.textContent).toBe("code [S9]");
   });
 
+  it("leaves an answer's links and images inert, their addresses shown", () => {
+    const target = document.createElement("div");
+    const markdown = "Descale it, see [the guide](https://evil.example/login), ![logo](https://evil.example/p.png) or https://evil.example/bare [S1]";
+    renderMarkdown(target, markdown, { citation: (label) => Object.assign(document.createElement("button"), { textContent: `[${label}]` }) });
+    expect(target.querySelectorAll("a, img").length).toBe(0);
+    expect(target.textContent).toContain("the guide <https://evil.example/login>");
+    expect(target.textContent).toContain("logo <https://evil.example/p.png>");
+    expect(target.textContent).toContain("https://evil.example/bare");
+    expect(target.querySelectorAll("button").length).toBe(1);
+  });
+
   it("opens only http(s) links, on click, through the hook", () => {
     const { target, opened } = render("[site](https://example.com/a) and [bad](javascript:alert(1))");
     const links = Array.from(target.querySelectorAll("a"));

@@ -2,7 +2,9 @@
 // raw HTML in the source is shown as text, the rendered HTML is sanitised
 // by DOMPurify (a small tag allow-list, http(s) links only), links carry no
 // href (a click asks the shell to open them in the browser), and citation
-// markers like [S1] become buttons built from text, never from markup.
+// markers like [S1] become buttons built from text, never from markup. An
+// answer's words are never active: rendered without `openLink`, a link is
+// plain text with its address shown, and an image is its alt text and address.
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 import { splitCitations } from "./state";
@@ -15,7 +17,7 @@ const marked = new Marked({
   breaks: true,
   renderer: {
     html: ({ text }) => escapeHtml(text),
-    image: ({ text }) => escapeHtml(text),
+    image: ({ text, href }) => escapeHtml(href ? `${text} <${href}>` : text),
   },
 });
 
@@ -69,8 +71,11 @@ export function purify(html: string): string {
 export interface RenderHooks {
   /** Builds the element for a citation marker (e.g. a button for "S1"). */
   citation: (label: string) => HTMLElement;
-  /** Called when a link is clicked (only http(s) links survive sanitising). */
-  openLink: (url: string) => void;
+  /**
+   * Called when a link is clicked (only http(s) links survive sanitising).
+   * Absent for text a model wrote or chose: its links stay inert text.
+   */
+  openLink?: (url: string) => void;
 }
 
 /** Renders markdown into `target`, replacing its content. */
@@ -81,13 +86,19 @@ export function renderMarkdown(target: HTMLElement, markdown: string, hooks: Ren
   for (const link of Array.from(content.querySelectorAll("a"))) {
     const href = link.getAttribute("href") ?? "";
     link.removeAttribute("href");
+    if (!hooks.openLink) {
+      const label = link.textContent ?? "";
+      link.replaceWith(document.createTextNode(href && label !== href ? `${label} <${href}>` : label));
+      continue;
+    }
+    const openLink = hooks.openLink;
     if (/^https?:\/\//i.test(href)) {
       link.dataset.href = href;
       link.classList.add("link");
       link.title = href;
       link.addEventListener("click", (event) => {
         event.preventDefault();
-        hooks.openLink(href);
+        openLink(href);
       });
     }
   }

@@ -151,17 +151,21 @@ pub fn ask(
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
-    let mut stdout = std::io::stdout();
     let mut streamed = String::new();
     let mut sink = |event: ChatEvent| {
         if json {
             return;
         }
         match event {
+            // The reply as it is written is a draft, on standard error; the
+            // answer that stands after the check goes to standard output.
             ChatEvent::Token { text } => {
+                if streamed.is_empty() {
+                    eprint!("draft, being checked: ");
+                }
                 streamed.push_str(&text);
-                print!("{}", crate::output::terminal(&text));
-                let _ = stdout.flush();
+                eprint!("{}", crate::output::terminal(&text));
+                let _ = std::io::stderr().flush();
             }
             ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {}", crate::output::printable(&output.to_string())),
             ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
@@ -174,14 +178,13 @@ pub fn ask(
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!();
+    if !streamed.is_empty() {
+        eprintln!();
+    }
     if let Some(notice) = &answer.shown.notice {
         eprintln!("note: {}", crate::output::one_line(notice));
     }
-    if answer.answer.trim() != streamed.trim() {
-        // The model's text was checked against the passages: what stands.
-        println!("\nchecked answer:\n{}", crate::output::terminal(&answer.answer));
-    }
+    println!("{}", crate::output::terminal(&answer.answer));
     for sentence in &answer.shown.unsupported {
         println!("  not supported by the passages (taken out): {}", crate::output::one_line(sentence));
     }
@@ -327,7 +330,7 @@ fn strong_evidence(engine: &Engine, question: &str) -> anyhow::Result<bool> {
 }
 
 pub fn eval_router(config: EngineConfig, settings: &Settings, args: &LlmArgs, path: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = kea_engine::eval::read_json_lines(path)?;
     let items: Vec<LabelledQuestion> = text
         .lines()
         .filter(|l| !l.trim().is_empty())

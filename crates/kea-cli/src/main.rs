@@ -632,7 +632,7 @@ fn print_status(engine: &Engine) -> anyhow::Result<()> {
 
 /// Reads a retrieval config JSON file (any subset of the settings).
 fn read_config(path: &std::path::Path) -> anyhow::Result<RetrievalConfig> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = kea_engine::eval::read_json_lines(path)?;
     if text.trim().is_empty() {
         // An empty file (e.g. /dev/null) is the default configuration.
         return Ok(RetrievalConfig::default());

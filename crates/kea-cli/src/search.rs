@@ -20,7 +20,8 @@ pub(crate) fn retrieve(engines: &[&kea_engine::Engine], query: &str, retrieval: 
 /// `kea search --queries FILE`: every question of a golden set (JSONL) or
 /// of a plain list (a question a line), in one process.
 pub fn run_file(configs: Vec<EngineConfig>, file: &std::path::Path, retrieval: &RetrievalConfig, json: bool) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+    // Bounded like every file an evaluation reads: a line, the lines and the bytes.
+    let text = kea_engine::eval::read_json_lines(file)?;
     let questions: Vec<String> = match kea_engine::eval::parse_golden(&text, &file.display().to_string()) {
         Ok(items) => items.into_iter().map(|item| item.query).collect(),
         Err(_) => text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),

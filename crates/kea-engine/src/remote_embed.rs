@@ -74,10 +74,10 @@ impl RemoteEmbedConfig {
         }
         // A user part (`https://api.example.com@elsewhere/v1`) makes one host read like another.
         let authority = self.base_url.split("://").nth(1).unwrap_or_default().split(['/', '?', '#']).next().unwrap_or_default();
-        if authority.contains('@') {
+        if let Some((_, host)) = authority.rsplit_once('@') {
+            // The user part is never printed back: it may be a password.
             return Err(Error::InvalidInput(format!(
-                "the embedding endpoint may not carry a user name or password (got '{}'): name the host alone, and give a key as the API key",
-                self.base_url
+                "the embedding endpoint may not carry a user name or password (got one before '{host}'): name the host alone, and give a key as the API key"
             )));
         }
         crate::web::checked_url(&self.base_url).map_err(|e| Error::InvalidInput(format!("the embedding endpoint: {e}")))?;
@@ -281,7 +281,8 @@ mod tests {
         assert!(config("http://127.0.0.1:8080/v1").validate().is_ok());
         let disguised = config("https://api.openai.com@embed.invalid/v1").validate().unwrap_err().to_string();
         assert!(disguised.contains("user name or password"), "{disguised}");
-        assert!(config("https://user:pw@host/v1").validate().is_err());
+        let with_password = config("https://user:s3cret-pw@host/v1").validate().unwrap_err().to_string();
+        assert!(with_password.contains("'host'") && !with_password.contains("s3cret") && !with_password.contains("user:"), "{with_password}");
         assert!(config("https:///v1").validate().is_err() && config("ftp://host/v1").validate().is_err());
     }
 }

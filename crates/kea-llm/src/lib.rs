@@ -124,6 +124,10 @@ pub enum LlmError {
     Model { path: PathBuf, message: String },
     #[error("generation failed: {0}")]
     Generation(String),
+    /// The prompt does not fit the model's context window (counted with
+    /// the model's own tokenizer, or said so by the server).
+    #[error("the prompt has {tokens} tokens; the context holds {context}")]
+    PromptTooLong { tokens: usize, context: usize },
     #[error("no language model is configured")]
     NotConfigured,
 }

@@ -289,8 +289,9 @@ impl Session<'_> {
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
         let n_ctx = ctx.n_ctx() as usize;
-        if tokens.len() + 8 >= n_ctx {
-            return Err(LlmError::Generation(format!("the prompt has {} tokens; the context holds {n_ctx}", tokens.len())));
+        // Room for the whole answer too: a reply cut off at the context's end is no answer.
+        if tokens.len() + request.max_tokens.max(8) >= n_ctx {
+            return Err(LlmError::PromptTooLong { tokens: tokens.len(), context: n_ctx });
         }
         let (mut batch, cached_tokens) = self.evaluate_prompt(ctx, &tokens)?;
         let mut sampler = self.sampler(request)?;

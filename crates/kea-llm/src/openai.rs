@@ -172,13 +172,17 @@ impl Provider for OpenAiProvider {
         let started = Instant::now();
         let mut response = self.send(&self.body(request, true))?;
         if response.status() == 400 && request.json_schema.is_some() {
+            let body = response.body_mut().read_to_string().unwrap_or_default();
+            if let Some(too_long) = context_exceeded(400, &body) {
+                return Err(too_long);
+            }
             // Servers without JSON-schema support reject response_format: ask plainly.
             response = self.send(&self.body(request, false))?;
         }
         let status = response.status().as_u16();
         if status != 200 {
             let body = response.body_mut().read_to_string().unwrap_or_default();
-            return Err(LlmError::Status { status, body: truncate(&body) });
+            return Err(context_exceeded(status, &body).unwrap_or(LlmError::Status { status, body: truncate(&body) }));
         }
         let reader = BufReader::new(response.body_mut().as_reader());
         let mut text = String::new();
@@ -223,6 +227,17 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// A server's refusal of a prompt longer than its context (llama-server's
+/// `exceed_context_size_error`, OpenAI's `context_length_exceeded`), with
+/// the counts it gives.
+fn context_exceeded(status: u16, body: &str) -> Option<LlmError> {
+    let error = serde_json::from_str::<serde_json::Value>(body).ok()?.get("error")?.clone();
+    let kind = [error.get("type"), error.get("code")].into_iter().flatten().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(" ");
+    let exceeded = status == 400 && (kind.contains("exceed_context_size") || kind.contains("context_length_exceeded"));
+    let count = |key: &str| error.get(key).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+    exceeded.then(|| LlmError::PromptTooLong { tokens: count("n_prompt_tokens"), context: count("n_ctx") })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +252,11 @@ mod tests {
         assert_eq!(parse_sse_line(": keep-alive").unwrap(), SseEvent::Ignore);
         assert_eq!(parse_sse_line("").unwrap(), SseEvent::Ignore);
         assert!(matches!(parse_sse_line("data: {not json"), Err(LlmError::Protocol(_))));
+        let too_long = r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error","n_prompt_tokens":5940,"n_ctx":4096}}"#;
+        assert!(matches!(context_exceeded(400, too_long), Some(LlmError::PromptTooLong { tokens: 5940, context: 4096 })));
+        let openai = r#"{"error":{"message":"maximum context length","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert!(matches!(context_exceeded(400, openai), Some(LlmError::PromptTooLong { .. })));
+        assert!(context_exceeded(500, too_long).is_none() && context_exceeded(400, r#"{"error":{"type":"other"}}"#).is_none());
         assert!(matches!(parse_sse_line(r#"data: {"error":{"message":"boom"}}"#), Err(LlmError::Protocol(_))));
     }
 

@@ -287,9 +287,10 @@ pub(super) fn compose(
     request.stop = vec!["\nUser:".into(), "<sources>".into()];
     let t = std::time::Instant::now();
     sink(ChatEvent::ToolStart { tool: "llm" });
-    let completion = llm
-        .complete(&request, &mut |token| sink(ChatEvent::Token { text: token.to_string() }), cancelled)
-        .map_err(|e| crate::error::Error::Llm(e.to_string()))?;
+    let completion = match (llm.complete(&request, &mut |token| sink(ChatEvent::Token { text: token.to_string() }), cancelled), retrieval) {
+        (Err(kea_llm::LlmError::PromptTooLong { .. }), Some(retrieval)) => return Ok(did_not_fit(answer, question, retrieval)),
+        (written, _) => written.map_err(|e| crate::error::Error::Llm(e.to_string()))?,
+    };
     sink(ChatEvent::ToolEnd { tool: "llm", ms: crate::retrieve::elapsed_ms(t), output: model_use(&completion) });
     answer.model = Some(ModelUse::of(&completion));
     Ok(ground(answer, question, retrieval, &completion.text))
@@ -307,24 +308,34 @@ fn read(
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<ChatAnswer> {
     let scored = scored_as(question, &answer.route, retrieval);
-    let reading = super::reading::Reading::of(&scored, &retrieval.context.blocks);
+    let mut reading = super::reading::Reading::of(&scored, &retrieval.context.blocks);
     if reading.is_empty() {
         return Ok(not_sure(answer, question, retrieval));
     }
     let follows_up = question.subject_name().filter(|_| answer.route.is_followup);
-    let mut request = reading.request(question, follows_up);
-    request.max_tokens = request.max_tokens.min(max_tokens);
     let t = std::time::Instant::now();
     sink(ChatEvent::ToolStart { tool: "llm" });
     let mut stream = ReplyStream::default();
-    let completion = llm
-        .complete(&request, &mut |token| stream.push(token).into_iter().for_each(|text| sink(ChatEvent::Token { text })), cancelled)
-        .map_err(|e| crate::error::Error::Llm(e.to_string()))?;
+    // The model counts the prompt with its own tokenizer: one too long for
+    // its context is refused before anything is evaluated, and read again
+    // with half the sentences, down to one; then the floor answers.
+    let completion = loop {
+        let mut request = reading.request(question, follows_up);
+        request.max_tokens = request.max_tokens.min(max_tokens);
+        match llm.complete(&request, &mut |token| stream.push(token).into_iter().for_each(|text| sink(ChatEvent::Token { text })), cancelled) {
+            Err(kea_llm::LlmError::PromptTooLong { .. }) => match reading.fewer() {
+                Some(fewer) => reading = fewer,
+                None => return Ok(did_not_fit(answer, question, retrieval)),
+            },
+            written => break written.map_err(|e| crate::error::Error::Llm(e.to_string()))?,
+        }
+    };
     let mut output = model_use(&completion);
     output["read"] = serde_json::Value::String(reading.listing());
     output["coverage"] = serde_json::json!(reading.coverage());
     output["similarity"] = serde_json::json!(reading.similarity());
     output["written"] = serde_json::Value::String(completion.text.clone());
+    output["withheld"] = serde_json::json!(reading.withheld());
     sink(ChatEvent::ToolEnd { tool: "llm", ms: crate::retrieve::elapsed_ms(t), output });
     answer.model = Some(ModelUse::of(&completion));
     let verdict = reading.judge(question, &completion.text, retrieval.relevance.outcome == Outcome::Unsure, retrieval.relevance.sentence_match);
@@ -345,6 +356,22 @@ fn read(
     }
     quote_passages(&mut answer, question, retrieval, verdict.why_not(question.language));
     Ok(answer)
+}
+
+/// The floor's answer when the question and its passages do not fit the
+/// model's context: the quoted sentences (or unsure), saying so, never an error.
+fn did_not_fit(mut answer: ChatAnswer, question: &Question, retrieval: &Retrieval) -> ChatAnswer {
+    let why = match question.language {
+        Language::Chinese => "问题和段落超出了语言模型的上下文长度",
+        _ => "the question and its passages do not fit the language model's context",
+    };
+    if retrieval.relevance.outcome == Outcome::Unsure {
+        let mut answer = not_sure(answer, question, retrieval);
+        answer.shown.notice = Some(super::extractive::notice(question.language, why));
+        return answer;
+    }
+    quote_passages(&mut answer, question, retrieval, why);
+    answer
 }
 
 /// What one generation cost, for the trace.

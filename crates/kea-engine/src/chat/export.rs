@@ -7,7 +7,9 @@
 //! (a document's name, title, heading or sentence, a question, a model's
 //! reply) is written as inline text: control characters and line breaks
 //! dropped, Markdown's active characters escaped, so it cannot open a
-//! heading, a link, an image, HTML or a footnote of its own.
+//! heading, a link, an image, HTML or a footnote of its own, and the marks
+//! GFM turns into links by themselves (`://`, `www.`, `@`) escaped too, so
+//! a bare address stays text.
 
 use super::answer::Citation;
 use super::markers::map_markers;
@@ -19,7 +21,8 @@ use kea_llm::Role;
 /// `text` as inline Markdown text (see the module docs).
 pub fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
         match c {
             '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' => out.push(' '),
             // Direction overrides would disguise a file name's end.
@@ -27,10 +30,13 @@ pub fn inline(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             // A quote only where a line starts.
             '>' if out.is_empty() => out.push_str("\\>"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '#' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '@' => {
                 out.push('\\');
                 out.push(c);
             }
+            // A bare address GFM would link: `https://…`, `www.…`.
+            ':' if chars[i + 1..].starts_with(&['/', '/']) => out.push_str("\\:"),
+            '.' if i >= 3 && chars[i - 3..i].iter().collect::<String>().eq_ignore_ascii_case("www") => out.push_str("\\."),
             c => out.push(c),
         }
     }
@@ -168,9 +174,18 @@ mod tests {
         assert_eq!(
             markdown,
             "# \\# Hi \\[^9\\]: forged\n\n**Question:** what?\\[31m\n\n\
-             **Answer:** See \\[this\\](https://evil.example) !\\[x\\](y) [^1] \\# Heading\n\n\
-             [^1]: a \\[^1\\]: \\[Open the report\\](https://evil.example/login).dm › &lt;img src=x onerror=alert(1)>\n"
+             **Answer:** See \\[this\\](https\\://evil.example) !\\[x\\](y) [^1] \\# Heading\n\n\
+             [^1]: a \\[^1\\]: \\[Open the report\\](https\\://evil.example/login).dm › &lt;img src=x onerror=alert(1)>\n"
         );
+    }
+
+    #[test]
+    fn a_bare_address_stays_text() {
+        assert_eq!(
+            inline("see https://evil.example/login or WWW.evil.example, mail x@evil.example"),
+            "see https\\://evil.example/login or WWW\\.evil.example, mail x\\@evil.example"
+        );
+        assert_eq!(inline("ratio 3:2, a.b, //"), "ratio 3:2, a.b, //");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::chat::{ChatAnswer, ChatEvent, ChatOptions, ModelUse};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::language::Language;
-use crate::numbers::{digit_numbers, numbers_in};
+use crate::numbers::numbers_in;
 use crate::retrieve::calibration::Outcome;
 use crate::segment::{content_terms, index_tokens, is_cjk};
 
@@ -104,7 +104,7 @@ pub fn judge(item: &GoldenItem, answer: &ChatAnswer, cited: &str, total_ms: f64,
         sentences: if answered { sentences + answer.shown.unsupported.len() } else { 0 },
         unsupported: if answered { answer.shown.unsupported.len() } else { 0 },
         in_language: answered.then(|| Language::of_text(&plain) == question_language),
-        unheld_numbers: if answered { digit_numbers(&plain).difference(&numbers_in(cited)).count() } else { 0 },
+        unheld_numbers: if answered { numbers_in(&plain).difference(&numbers_in(cited)).count() } else { 0 },
         total_ms,
         first_token_ms,
         model: answer.model.clone(),

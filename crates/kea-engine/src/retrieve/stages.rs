@@ -185,6 +185,63 @@ mod tests {
         assert_eq!(leaning[0].0, 1, "a low weight makes a list count less");
     }
 
+    /// MMR as written in the textbook: each step computes every
+    /// candidate's similarity to every pick so far (no cached norms or
+    /// running maxima), the reference of [`mmr`].
+    fn textbook_mmr(candidates: &[(u64, f32)], vectors: &HashMap<u64, Vec<f32>>, lambda: f32, select: usize) -> Vec<(u64, f32)> {
+        let best = candidates.iter().map(|c| c.1).fold(f32::NEG_INFINITY, f32::max);
+        let scale = if best > 0.0 { best } else { 1.0 };
+        let mut picked: Vec<(usize, f32)> = Vec::new();
+        while picked.len() < select {
+            let value = |i: usize| {
+                let similarity = |p: &(usize, f32)| match (vectors.get(&candidates[p.0].0), vectors.get(&candidates[i].0)) {
+                    (Some(a), Some(b)) => crate::vectors::cosine(a, b),
+                    _ => 0.0,
+                };
+                let redundancy = picked.iter().map(similarity).fold(0.0f32, f32::max);
+                lambda * candidates[i].1 / scale - (1.0 - lambda) * redundancy
+            };
+            let next = (0..candidates.len())
+                .filter(|i| picked.iter().all(|p| p.0 != *i))
+                .map(|i| (i, value(i)))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            let Some(next) = next else { break };
+            picked.push(next);
+        }
+        picked.into_iter().map(|(i, value)| (candidates[i].0, value)).collect()
+    }
+
+    /// The fast MMR against the textbook one on generated candidates: ties,
+    /// negative and zero scores, zero and missing vectors, duplicates, and
+    /// more picks asked for than there are candidates.
+    #[test]
+    fn mmr_picks_as_the_textbook_mmr_does_on_generated_candidates() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..500 {
+            let count = next(30) as usize;
+            let dim = 1 + next(6) as usize;
+            let candidates: Vec<(u64, f32)> = (0..count).map(|i| (i as u64, next(5) as f32 / 4.0 - if case % 3 == 0 { 0.5 } else { 0.0 })).collect();
+            let mut vectors: HashMap<u64, Vec<f32>> = HashMap::new();
+            for &(id, _) in &candidates {
+                match next(6) {
+                    0 => {}
+                    1 => drop(vectors.insert(id, vec![0.0; dim])),
+                    2 if id > 0 => drop(vectors.insert(id, vectors.get(&(id - 1)).cloned().unwrap_or_else(|| vec![1.0; dim]))),
+                    _ => drop(vectors.insert(id, (0..dim).map(|_| next(9) as f32 - 4.0).collect())),
+                }
+            }
+            let lambda = [0.0, 0.3, 0.5, 0.7, 1.0][next(5) as usize];
+            let select = next(count as u64 + 3) as usize;
+            assert_eq!(mmr(&candidates, &vectors, lambda, select), textbook_mmr(&candidates, &vectors, lambda, select), "case {case}");
+        }
+    }
+
     #[test]
     fn mmr_skips_near_duplicates() {
         let vectors: HashMap<u64, Vec<f32>> = [(1, vec![1.0, 0.0]), (2, vec![0.99, 0.14]), (3, vec![0.0, 1.0])].into_iter().collect();

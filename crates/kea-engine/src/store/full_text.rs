@@ -9,7 +9,9 @@
 //! also for a second connection sharing them (the engine searches on its
 //! own); one written by another process has them read again. A term in half the
 //! chunks or more carries no weight in BM25: its matches only fill the
-//! places left.
+//! places left. Both take their tokens from FTS5's own tokenizer
+//! (`tokenizer`): a query's words are segmented by `segment`, then each is
+//! put through it, as the index's text was.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -58,17 +60,31 @@ impl HeldTerms {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether a term index is held at `generation` (a change from there
+    /// is followed, given the tokens of what it adds).
+    pub(super) fn held_at(&self, generation: i64) -> bool {
+        self.lock().index.as_ref().is_some_and(|index| index.generation == generation)
+    }
+
     /// Commits `tx`, a change from generation `before` to `after` by
-    /// `delta`, and brings the held term index along if it was at `before`
-    /// (else it is dropped, to be read again). Searches sharing it wait
-    /// meanwhile, so none finds the new generation with the old postings.
-    pub(super) fn commit_followed(&self, tx: rusqlite::Transaction<'_>, (before, after): (i64, i64), delta: &VectorDelta) -> Result<()> {
+    /// `delta`, and brings the held term index along if it was at `before`,
+    /// given `added_tokens`, FTS5's tokens of each added chunk (else it is
+    /// dropped, to be read again). Searches sharing it wait meanwhile, so
+    /// none finds the new generation with the old postings.
+    pub(super) fn commit_followed(
+        &self,
+        tx: rusqlite::Transaction<'_>,
+        (before, after): (i64, i64),
+        delta: &VectorDelta,
+        added_tokens: Option<Vec<Vec<String>>>,
+    ) -> Result<()> {
         let mut held = self.lock();
         tx.commit()?;
-        let followed = match held.index.as_mut() {
-            Some(index) if index.generation == before => {
-                let added: Vec<(u64, &str)> = delta.added.iter().map(|a| (a.id, a.tokens.as_str())).collect();
-                before == after || Arc::make_mut(index).follow(&delta.removed, &added, after)
+        let followed = match (held.index.as_mut(), added_tokens) {
+            (Some(index), _) if index.generation == before && before == after => true,
+            (Some(index), Some(tokens)) if index.generation == before => {
+                let added: Vec<(u64, &[String])> = delta.added.iter().zip(&tokens).map(|(a, t)| (a.id, t.as_slice())).collect();
+                Arc::make_mut(index).follow(&delta.removed, &added, after)
             }
             _ => false,
         };
@@ -79,42 +95,45 @@ impl HeldTerms {
     }
 }
 
-/// Where a search reads its postings.
-enum Postings<'s> {
+/// Where a search reads its postings: the held index, or FTS5 at a generation.
+pub(super) enum Source {
     Held(Arc<TermIndex>),
-    Fts5(&'s Store, i64),
+    Fts5(i64),
+}
+
+/// A store's postings for one search (terms are FTS5's tokens).
+pub(super) struct Postings<'s> {
+    pub(super) store: &'s Store,
+    pub(super) source: Source,
 }
 
 impl Store {
     /// The postings to search at the current generation: the held index, or
     /// FTS5 while it is read (a read is started if none is under way).
-    fn postings(&self) -> Result<Postings<'_>> {
+    pub(super) fn postings(&self) -> Result<Postings<'_>> {
         let generation = self.generation()?;
         let mut held = self.terms.lock();
-        if let Some(index) = held.index.as_ref().filter(|index| index.generation == generation) {
-            return Ok(Postings::Held(index.clone()));
-        }
-        match &self.file {
-            None => {
-                let index = Arc::new(TermIndex::read(&self.conn, generation)?);
-                held.index = Some(index.clone());
-                Ok(Postings::Held(index))
+        let source = if let Some(index) = held.index.as_ref().filter(|index| index.generation == generation) {
+            Source::Held(index.clone())
+        } else if let Some(file) = &self.file {
+            if !held.reading && held.failed != Some(generation) {
+                held.reading = true;
+                read_in_background(file.clone(), self.terms.clone(), generation);
             }
-            Some(file) => {
-                if !held.reading && held.failed != Some(generation) {
-                    held.reading = true;
-                    read_in_background(file.clone(), self.terms.clone(), generation);
-                }
-                Ok(Postings::Fts5(self, generation))
-            }
-        }
+            Source::Fts5(generation)
+        } else {
+            let index = Arc::new(TermIndex::read(&self.conn, generation)?);
+            held.index = Some(index.clone());
+            Source::Held(index)
+        };
+        Ok(Postings { store: self, source })
     }
 
     /// Starts reading the term index if it is not held, and waits up to
     /// `wait` for the read to end: whether an index is held now (a
     /// benchmark times the steady state with it).
     pub fn hold_full_text(&self, wait: std::time::Duration) -> Result<bool> {
-        if let Postings::Held(_) = self.postings()? {
+        if let Source::Held(_) = self.postings()?.source {
             return Ok(true);
         }
         let held = self.terms.lock();
@@ -135,9 +154,10 @@ impl Store {
     }
 
     /// How many chunks contain each term (its document frequency in BM25's
-    /// sense), and the number of chunks.
+    /// sense; a term FTS5 cuts in several tokens, the most any of them is
+    /// in), and the number of chunks.
     pub fn token_chunk_counts(&self, terms: &[String]) -> Result<(Vec<usize>, usize)> {
-        self.postings()?.counts(terms)
+        self.postings()?.term_counts(terms)
     }
 
     /// Full-text search (BM25 over segmented words); returns chunk ids
@@ -152,9 +172,12 @@ impl Store {
     pub fn tokens_in_chunks(&self, tokens: &[String], ids: &[u64]) -> Result<Vec<String>> {
         let postings = self.postings()?;
         let mut found = Vec::new();
-        for token in tokens {
-            if postings.held_by_any(token, ids)? {
-                found.push(token.clone());
+        for (token, own) in tokens.iter().zip(self.tokenizer.tokens(tokens)?) {
+            for own in &own {
+                if postings.held_by_any(own, ids)? {
+                    found.push(token.clone());
+                    break;
+                }
             }
         }
         Ok(found)
@@ -234,16 +257,26 @@ fn read_in_background(file: StoreFile, terms: Arc<HeldTerms>, generation: i64) {
 }
 
 impl Postings<'_> {
-    /// How many chunks hold each term, and how many chunks there are.
-    fn counts(&self, terms: &[String]) -> Result<(Vec<usize>, usize)> {
-        match self {
-            Postings::Held(index) => Ok((terms.iter().map(|t| index.chunks_with(t)).collect(), index.chunks())),
-            Postings::Fts5(store, generation) => fts5::counts(store, *generation, terms),
+    /// How many chunks hold each of `tokens` (FTS5's), and how many chunks there are.
+    fn counts(&self, tokens: &[String]) -> Result<(Vec<usize>, usize)> {
+        match &self.source {
+            Source::Held(index) => Ok((tokens.iter().map(|t| index.chunks_with(t)).collect(), index.chunks())),
+            Source::Fts5(generation) => fts5::counts(self.store, *generation, tokens),
         }
     }
 
-    fn search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
-        let terms = segment::search_terms(query, |t| self.counts(t).map(|(c, _)| c))?;
+    /// How many chunks hold each of `terms` (Kea's words: the most any of
+    /// FTS5's tokens of it is in), and how many chunks there are.
+    pub(super) fn term_counts(&self, terms: &[String]) -> Result<(Vec<usize>, usize)> {
+        let tokens = self.store.tokenizer.tokens(terms)?;
+        let (counts, chunks) = self.counts(&tokens.concat())?;
+        let mut counts = counts.into_iter();
+        Ok((tokens.iter().map(|own| counts.by_ref().take(own.len()).max().unwrap_or(0)).collect(), chunks))
+    }
+
+    pub(super) fn search(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
+        let words = segment::search_terms(query, |t| self.term_counts(t).map(|(c, _)| c))?;
+        let terms = self.store.tokenizer.distinct_tokens(&words)?;
         let (counts, chunks) = self.counts(&terms)?;
         let (mut weighted, mut unweighted) = (Vec::new(), Vec::new());
         for (term, n) in terms.into_iter().zip(counts).filter(|&(_, n)| n > 0) {
@@ -253,16 +286,16 @@ impl Postings<'_> {
                 unweighted.push(term)
             }
         }
-        let mut found = match (self, weighted.is_empty()) {
+        let mut found = match (&self.source, weighted.is_empty()) {
             (_, true) => Vec::new(),
-            (Postings::Held(index), false) => index.best(&weighted, k),
-            (Postings::Fts5(store, _), false) => fts5::best(store, &weighted, k)?,
+            (Source::Held(index), false) => index.best(&weighted, k),
+            (Source::Fts5(_), false) => fts5::best(self.store, &weighted, k)?,
         };
         if found.len() < k && !unweighted.is_empty() {
             let seen: HashSet<u64> = found.iter().map(|f| f.0).collect();
-            let first = match self {
-                Postings::Held(index) => index.first_holding(&unweighted, k),
-                Postings::Fts5(store, _) => fts5::first_holding(store, &unweighted, k)?,
+            let first = match &self.source {
+                Source::Held(index) => index.first_holding(&unweighted, k),
+                Source::Fts5(_) => fts5::first_holding(self.store, &unweighted, k)?,
             };
             for id in first {
                 if found.len() < k && !seen.contains(&id) {
@@ -273,10 +306,10 @@ impl Postings<'_> {
         Ok(found)
     }
 
-    fn held_by_any(&self, term: &str, ids: &[u64]) -> Result<bool> {
-        match self {
-            Postings::Held(index) => Ok(ids.iter().any(|&id| index.holds(term, id))),
-            Postings::Fts5(store, _) => fts5::held_by_any(store, term, ids),
+    fn held_by_any(&self, token: &str, ids: &[u64]) -> Result<bool> {
+        match &self.source {
+            Source::Held(index) => Ok(ids.iter().any(|&id| index.holds(token, id))),
+            Source::Fts5(_) => fts5::held_by_any(self.store, token, ids),
         }
     }
 }
@@ -344,7 +377,7 @@ mod fts5 {
 
 #[cfg(test)]
 mod tests {
-    use super::{carries_weight, Postings};
+    use super::{carries_weight, Postings, Source};
     use crate::store::term_index::TermIndex;
     use crate::store::tests::{chunk, replace};
     use crate::store::{DocChange, Store};
@@ -361,9 +394,9 @@ mod tests {
 
     /// The index a store holds now (an in-memory store reads it at once).
     fn held(store: &Store) -> Arc<TermIndex> {
-        match store.postings().unwrap() {
-            Postings::Held(index) => index,
-            Postings::Fts5(..) => panic!("no term index held"),
+        match store.postings().unwrap().source {
+            Source::Held(index) => index,
+            Source::Fts5(..) => panic!("no term index held"),
         }
     }
 
@@ -390,10 +423,10 @@ mod tests {
     fn the_term_index_answers_exactly_as_fts5_does() {
         let store = varied_store();
         let generation = store.generation().unwrap();
-        let (ours, fts5) = (Postings::Held(held(&store)), Postings::Fts5(&store, generation));
+        let (ours, fts5) = (Postings { store: &store, source: Source::Held(held(&store)) }, Postings { store: &store, source: Source::Fts5(generation) });
         let terms = ["seed", "millet", "macaw", "nut", "cafe", "玄凤", "eat", "nectar", "penguin"].map(String::from);
-        assert_eq!(ours.counts(&terms).unwrap(), fts5.counts(&terms).unwrap());
-        assert_eq!(ours.counts(&terms).unwrap().1, 7);
+        assert_eq!(ours.term_counts(&terms).unwrap(), fts5.term_counts(&terms).unwrap());
+        assert_eq!(ours.term_counts(&terms).unwrap().1, 7);
         for query in ["seeds millet", "macaws crack nuts 玄凤", "Café", "nectar eat", "what do they eat", "eat", "penguins"] {
             let (a, b) = (ours.search(query, 10).unwrap(), fts5.search(query, 10).unwrap());
             assert_eq!(a, b, "{query}: the same ids, order and scores");
@@ -438,7 +471,7 @@ mod tests {
         let mut store = Store::open(&dir.path().join("kea.sqlite3")).unwrap();
         let texts = ["Cockatiels eat millet seeds", "Macaws crack nuts", "Seeds and nuts"];
         store.apply(&[replace("a.md", texts.iter().enumerate().map(|(i, t)| chunk(i, t, 0.1)).collect())]).unwrap();
-        assert!(matches!(store.postings().unwrap(), Postings::Fts5(..)), "the first search does not wait for the read");
+        assert!(matches!(store.postings().unwrap().source, Source::Fts5(..)), "the first search does not wait for the read");
         let from_fts5 = store.fts_search("seeds nuts", 5).unwrap();
         assert!(store.hold_full_text(std::time::Duration::from_secs(120)).unwrap(), "the read ended with an index held");
         assert_eq!(store.fts_search("seeds nuts", 5).unwrap(), from_fts5);

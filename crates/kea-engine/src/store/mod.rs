@@ -11,8 +11,11 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 mod chat;
 mod full_text;
+#[cfg(test)]
+mod full_text_differential;
 mod mirror;
 mod term_index;
+mod tokenizer;
 mod untrusted;
 
 pub use chat::{Conversation, NewMessage, StoredMessage};
@@ -163,6 +166,8 @@ pub struct Store {
     terms: std::sync::Arc<full_text::HeldTerms>,
     /// The store's file (`None`: in memory), which a background read opens.
     file: Option<full_text::StoreFile>,
+    /// FTS5's tokenizer, for queries and the changes the postings follow.
+    tokenizer: tokenizer::Fts5Tokenizer,
 }
 
 impl Store {
@@ -194,7 +199,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(term_index::INSTANCES)?;
         conn.pragma_update(None, "query_only", "ON")?;
-        let store = Store { conn, terms: Default::default(), file: Some(full_text::StoreFile::new(path)) };
+        let store = Store { conn, terms: Default::default(), file: Some(full_text::StoreFile::new(path)), tokenizer: Default::default() };
         match store.meta(&MetaKey::SchemaVersion)?.as_deref() {
             Some(SCHEMA_VERSION) => Ok(store),
             other => Err(Error::InvalidInput(format!(
@@ -215,7 +220,11 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Store { conn, terms: Default::default(), file: path.as_deref().map(full_text::StoreFile::new) };
+        let mut conn = conn;
+        // A write waits on the busy timeout for another writer from its
+        // first statement on, instead of failing when a read upgrades to a write.
+        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
+        let mut store = Store { conn, terms: Default::default(), file: path.as_deref().map(full_text::StoreFile::new), tokenizer: Default::default() };
         let version = store.conn.query_row("SELECT value FROM meta WHERE key = ?1", [MetaKey::SchemaVersion.name()], |r| r.get::<_, String>(0)).optional();
         match version.ok().flatten().as_deref() {
             // v1: raw-text FTS; v2: segmented but unstemmed.
@@ -445,7 +454,11 @@ impl Store {
         let delta = apply_changes(&tx, changes)?;
         before_commit(&delta)?;
         let after = generation_in(&tx)?;
-        self.terms.commit_followed(tx, (before, after), &delta)?;
+        let added_tokens = match self.terms.held_at(before) {
+            true => Some(self.tokenizer.tokens(&delta.added.iter().map(|a| a.tokens.as_str()).collect::<Vec<_>>())?),
+            false => None,
+        };
+        self.terms.commit_followed(tx, (before, after), &delta, added_tokens)?;
         Ok(delta)
     }
 

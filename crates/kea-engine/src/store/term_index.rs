@@ -5,19 +5,21 @@
 //! a B-tree: on a large folder that was most of a search's time. FTS5 stays
 //! the durable index (written in the store's transactions); this is a cache
 //! of it, with the same scores (same formula, lengths and counts, computed
-//! in the same order; see `full_text`'s tests).
+//! in the same order; see `full_text`'s tests). Terms are FTS5's tokens
+//! (`tokenizer`): this index neither folds nor splits anything itself. Every
+//! row counts, also one without a token, as FTS5 counts them in BM25's
+//! number of rows and average length.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rusqlite::Connection;
-use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
 
 use crate::error::Result;
 
 /// The temporary `fts5vocab` table listing every token occurrence of
 /// `chunks_fts` (term, chunk, column, offset), ordered by term then chunk.
+/// Rows without a token are listed by `chunks_fts_docsize`, FTS5's own list
+/// of rows and their lengths.
 pub(super) const INSTANCES: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_instances USING fts5vocab(main, chunks_fts, instance);";
 
 /// FTS5's BM25 parameters (`bm25()` with no weights).
@@ -30,7 +32,7 @@ const MIN_IDF: f64 = 1e-6;
 #[derive(Default, Clone)]
 struct Postings {
     slots: Vec<u32>,
-    frequencies: Vec<u16>,
+    frequencies: Vec<u32>,
 }
 
 /// Every term's postings for one store generation. A chunk deleted since
@@ -41,7 +43,7 @@ pub(super) struct TermIndex {
     pub(super) generation: i64,
     /// The chunk id of each slot, ascending.
     ids: Vec<u64>,
-    /// Tokens in each slot's chunk.
+    /// Tokens in each slot's chunk (0 for a chunk with none: it still counts as a row).
     lengths: Vec<u32>,
     removed: Vec<bool>,
     removed_count: usize,
@@ -83,6 +85,15 @@ impl TermIndex {
             }
         }
         terms.extend(current);
+        let mut docsize = conn.prepare("SELECT id FROM chunks_fts_docsize")?;
+        for id in docsize.query_map([], |r| r.get::<_, i64>(0))? {
+            let id = id? as u64;
+            slot_of.entry(id).or_insert_with(|| {
+                ids.push(id);
+                lengths.push(0);
+                (ids.len() - 1) as u32
+            });
+        }
         Ok(Self::numbered(generation, ids, lengths, terms))
     }
 
@@ -96,7 +107,7 @@ impl TermIndex {
             postings.slots.iter_mut().for_each(|s| *s = renumbered[*s as usize]);
             // FTS5 lists a term's chunks in id order; should it not, sort them.
             if !postings.slots.is_sorted() {
-                let mut pairs: Vec<(u32, u16)> = postings.slots.iter().copied().zip(postings.frequencies.iter().copied()).collect();
+                let mut pairs: Vec<(u32, u32)> = postings.slots.iter().copied().zip(postings.frequencies.iter().copied()).collect();
                 pairs.sort_unstable();
                 (postings.slots, postings.frequencies) = pairs.into_iter().unzip();
             }
@@ -108,9 +119,9 @@ impl TermIndex {
     }
 
     /// Follows one committed change: chunks `removed`, chunks `added` with
-    /// the tokens written to FTS5 for each, now at `generation`. False when
-    /// it cannot (an added id not above every id held): read it again.
-    pub(super) fn follow(&mut self, removed: &[u64], added: &[(u64, &str)], generation: i64) -> bool {
+    /// FTS5's tokens of what was written for each, now at `generation`.
+    /// False when it cannot (an added id not above every id held): read it again.
+    pub(super) fn follow(&mut self, removed: &[u64], added: &[(u64, &[String])], generation: i64) -> bool {
         let mut added = added.to_vec();
         added.sort_unstable_by_key(|a| a.0);
         if added.first().is_some_and(|&(first, _)| self.ids.last().is_some_and(|&last| first <= last)) {
@@ -134,17 +145,15 @@ impl TermIndex {
         true
     }
 
-    /// Appends chunk `id` (above every id held) with its FTS5 tokens.
-    fn add(&mut self, id: u64, tokens: &str) {
-        let mut frequencies: HashMap<String, u16> = HashMap::new();
-        for token in tokens.split_whitespace() {
-            let tf = frequencies.entry(folded(token).into_owned()).or_default();
+    /// Appends chunk `id` (above every id held) with its FTS5 tokens (a
+    /// chunk without any is a row of length 0, as in FTS5).
+    fn add(&mut self, id: u64, tokens: &[String]) {
+        let mut frequencies: HashMap<&str, u32> = HashMap::new();
+        for token in tokens {
+            let tf = frequencies.entry(token.as_str()).or_default();
             *tf = tf.saturating_add(1);
         }
-        let length: u32 = frequencies.values().map(|&f| f as u32).sum();
-        if length == 0 {
-            return;
-        }
+        let length = tokens.len() as u32;
         let slot = self.ids.len() as u32;
         self.ids.push(id);
         self.lengths.push(length);
@@ -179,7 +188,7 @@ impl TermIndex {
         self.removed_count = 0;
     }
 
-    /// How many chunks hold any token.
+    /// How many chunks (rows of the full-text index) there are.
     pub(super) fn chunks(&self) -> usize {
         self.ids.len() - self.removed_count
     }
@@ -192,11 +201,11 @@ impl TermIndex {
     }
 
     fn postings(&self, term: &str) -> Option<&Postings> {
-        self.terms.get(&*folded(term))
+        self.terms.get(term)
     }
 
     /// The slots of `postings` not removed, with their frequencies.
-    fn live<'p>(&'p self, postings: &'p Postings) -> impl Iterator<Item = (u32, u16)> + 'p {
+    fn live<'p>(&'p self, postings: &'p Postings) -> impl Iterator<Item = (u32, u32)> + 'p {
         postings.slots.iter().copied().zip(postings.frequencies.iter().copied()).filter(|&(s, _)| !self.removed[s as usize])
     }
 
@@ -311,27 +320,5 @@ impl std::hash::Hasher for IdHasher {
     }
     fn finish(&self) -> u64 {
         self.0
-    }
-}
-
-/// `term` as FTS5's `unicode61 remove_diacritics 2` tokenizer stores it:
-/// lower-cased, without diacritics.
-fn folded(term: &str) -> Cow<'_, str> {
-    if term.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || crate::segment::is_cjk(c)) {
-        return Cow::Borrowed(term);
-    }
-    Cow::Owned(term.nfd().filter(|&c| !is_combining_mark(c)).flat_map(char::to_lowercase).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::folded;
-
-    #[test]
-    fn terms_are_folded_as_the_tokenizer_folds_them() {
-        assert_eq!(folded("kea"), "kea");
-        assert_eq!(folded("玄凤"), "玄凤");
-        assert_eq!(folded("Café"), "cafe");
-        assert_eq!(folded("Ünïcödé"), "unicode");
     }
 }

@@ -205,3 +205,29 @@ fn chunk_languages_are_known_without_reading_chunks_and_filled_for_older_stores(
     let left: i64 = store.conn.query_row("SELECT COUNT(*) FROM chinese_chunks", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 0);
 }
+
+/// A batch written while another connection writes waits for it (the
+/// busy timeout) and then commits: the transaction takes the write lock
+/// when it begins, not when a read inside it turns into a write, which
+/// SQLite refuses at once once the other writer has committed.
+#[test]
+fn a_batch_waits_for_another_writer_instead_of_failing_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kea.sqlite3");
+    let mut store = Store::open(&path).unwrap();
+    store.apply(&[replace("a.md", vec![chunk(0, "seeds", 0.1)])]).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE; UPDATE meta SET value = value WHERE key = 'generation';").unwrap();
+    let (began, finish) = (std::sync::mpsc::channel::<()>(), std::sync::mpsc::channel::<()>());
+    let writer = std::thread::spawn(move || {
+        began.0.send(()).unwrap();
+        finish.1.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        other.execute_batch("COMMIT").unwrap();
+    });
+    began.1.recv().unwrap();
+    finish.0.send(()).unwrap();
+    store.apply(&[replace("b.md", vec![chunk(0, "nuts", 0.2)])]).expect("the batch waited for the other writer");
+    writer.join().unwrap();
+    assert_eq!(store.chunk_count().unwrap(), 2);
+}
