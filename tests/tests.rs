@@ -37,6 +37,8 @@ mod keakb;
 mod keys;
 #[path = "integration/language_model.rs"]
 mod language_model;
+#[path = "integration/library.rs"]
+mod library;
 #[path = "integration/locks.rs"]
 mod locks;
 #[path = "integration/mcp.rs"]

@@ -78,9 +78,10 @@ fn a_real_model_does_not_answer_what_its_passages_do_not_say() {
 
 /// A prompt the model's context cannot hold is never an error (issue 62):
 /// a document whose ten headings are each hundreds of characters long is
-/// read within the budget, and a question of 1,990 emoji (under the
+/// read within the budget; a question padded with 1,940 emoji (under the
 /// 2,000-character limit), too long for the context however few sentences
-/// it comes with, gets the floor's answer with a notice saying why.
+/// it comes with, gets the floor's answer with a notice saying why; a
+/// message of symbols routed as small talk is told it is too long.
 #[test]
 fn a_prompt_too_long_for_the_context_falls_back_to_the_floor_with_a_notice() {
     let sandbox = Sandbox::empty();
@@ -107,4 +108,9 @@ fn a_prompt_too_long_for_the_context_falls_back_to_the_floor_with_a_notice() {
     let notice = answer["notice"].as_str().unwrap_or_default();
     assert!(notice.contains("do not fit the language model's context"), "{answer}");
     assert!(answer["answer"].as_str().is_some_and(|a| !a.is_empty()), "{answer}");
+
+    // Small talk searches nothing: too long for the model, it is told so.
+    let symbols: String = (0..1994).map(|i| char::from_u32(0x1F700 + i % 0x70).unwrap()).collect();
+    let answer = ask(&sandbox, &format!("hello {symbols}"), None);
+    assert!(answer["answer"].as_str().is_some_and(|a| a.contains("too long for the language model's context")), "{answer}");
 }

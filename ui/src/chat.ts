@@ -334,6 +334,11 @@ function setBusy(value: boolean) {
   $<HTMLSelectElement>("collection").disabled = value;
 }
 
+/** Asks `question` in the open conversation, as if typed (the knowledge pane's "Summarize"). */
+export function askInChat(question: string) {
+  void ask(question);
+}
+
 async function ask(question: string) {
   addMessage("user", question);
   const { item, body } = addMessage("assistant");

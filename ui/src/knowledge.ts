@@ -1,12 +1,12 @@
 // The knowledge rail: documents with status, chunks and size in a virtual
 // list (only the rows in view are drawn); add files or folders (dialog or
-// drop) or a web page; re-index or delete one (a web page is fetched again,
-// and opens at its address); re-index all; live progress with cancel; the
+// drop) or a web page; summarize one in the chat, re-index or delete one
+// (a web page is fetched again, and opens at its address); re-index all; live progress with cancel; the
 // model in use and the index size.
 import { listen } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, type DocumentDto, type ImportProgressDto, type WebPageDto } from "./api";
-import { identify } from "./chat";
+import { askInChat, identify } from "./chat";
 import { renderSetup } from "./setup";
 import { $, button, confirmAction, el, showForm, toast, toastError } from "./dom";
 import { t } from "./i18n";
@@ -73,6 +73,12 @@ function documentRow(doc: DocumentDto): HTMLElement {
     if (await confirmAction(t("knowledge.confirm_delete", { path: doc.path }), t("knowledge.delete"))) api.deleteDocument(doc.path).catch(toastError);
   });
   remove.title = t("knowledge.delete");
+  if (doc.status === "indexed") {
+    // Asked in the chat like a typed question: the overview streams there, cited.
+    const summarize = button("≡", () => askInChat(t("knowledge.summarize_question", { name: doc.path })));
+    summarize.title = t("knowledge.summarize");
+    item.append(summarize);
+  }
   // The state is a line of its own under the name (a narrow pane keeps both readable).
   const state = el("span", detail, "muted detail");
   state.title = detail;

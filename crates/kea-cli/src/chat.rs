@@ -151,7 +151,9 @@ pub fn ask(
     if !json {
         eprintln!("provider: {} — {}", choice.provider.describe(), choice.reason);
     }
-    let mut streamed = String::new();
+    // Whether a model is writing (its words are a draft until checked), and
+    // whether a draft line is open on standard error (not ended yet).
+    let (mut model_writing, mut draft_open) = (false, false);
     let mut sink = |event: ChatEvent| {
         if json {
             return;
@@ -159,16 +161,27 @@ pub fn ask(
         match event {
             // The reply as it is written is a draft, on standard error; the
             // answer that stands after the check goes to standard output.
+            // Kea's own answers (quoted, or about documents) are not drafts:
+            // they are printed once, below.
+            ChatEvent::Token { .. } if !model_writing => {}
             ChatEvent::Token { text } => {
-                if streamed.is_empty() {
+                if !draft_open {
                     eprint!("draft, being checked: ");
+                    draft_open = true;
                 }
-                streamed.push_str(&text);
                 eprint!("{}", crate::output::terminal(&text));
                 let _ = std::io::stderr().flush();
             }
-            ChatEvent::ToolEnd { tool, ms, output } => eprintln!("[{tool} {ms:.0} ms] {}", crate::output::printable(&output.to_string())),
-            ChatEvent::Status { .. } | ChatEvent::ToolStart { .. } | ChatEvent::Final { .. } => {}
+            ChatEvent::ToolStart { tool } => model_writing = tool == "llm",
+            ChatEvent::ToolEnd { tool, ms, output } => {
+                model_writing = false;
+                // A trace line starts a line of its own, also after a draft.
+                if std::mem::take(&mut draft_open) {
+                    eprintln!();
+                }
+                eprintln!("[{tool} {ms:.0} ms] {}", crate::output::printable(&output.to_string()));
+            }
+            ChatEvent::Status { .. } | ChatEvent::Final { .. } => {}
         }
     };
     let answer = answerer.ask(choice.provider.as_ref(), chat, question, &options, &mut sink, &|| false)?;
@@ -178,9 +191,20 @@ pub fn ask(
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if !streamed.is_empty() {
+    if draft_open {
         eprintln!();
     }
+    print_checked(&answer);
+    // Conversations are numbered per collection: the one that keeps this one is named.
+    let kept_in = engine.config().collection.as_str();
+    let kb = kea_engine::shell::word(kept_in);
+    eprintln!("{}", crate::output::printable(&format!("chat {id} of '{kept_in}' (continue with --kb={kb} --chat {id})", id = answer.chat_id)));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The answer that stands after the check, on standard output: its notice
+/// (on standard error), text, the sentences taken out, citations and related reading.
+fn print_checked(answer: &kea_engine::chat::ChatAnswer) {
     if let Some(notice) = &answer.shown.notice {
         eprintln!("note: {}", crate::output::one_line(notice));
     }
@@ -194,11 +218,6 @@ pub fn ask(
     for r in &answer.shown.related {
         println!("  related: {}\n    {}", crate::output::one_line(&place(&r.passage)), crate::output::one_line(&r.snippet));
     }
-    // Conversations are numbered per collection: the one that keeps this one is named.
-    let kept_in = engine.config().collection.as_str();
-    let kb = kea_engine::shell::word(kept_in);
-    eprintln!("{}", crate::output::printable(&format!("chat {id} of '{kept_in}' (continue with --kb={kb} --chat {id})", id = answer.chat_id)));
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `kea eval --model-answers`: every golden question through the chat path

@@ -30,10 +30,11 @@ fn decimal_digit(c: char) -> Option<char> {
 }
 
 /// The numbers written in digits (of any script, read as ASCII ones),
-/// thousands separators dropped and a trailing `.0` (or `.`) cut, so
-/// `1,000`, `１０００` and `1000.0` are all `1000`.
+/// thousands separators dropped (a full-width `，` only before three
+/// digits), a trailing `.0` (or `.`) cut and a Chinese unit after the
+/// digits multiplied in, so `1,000`, `１，０００`, `1000.0` and `0.1万` are all `1000`.
 pub fn digit_numbers(text: &str) -> BTreeSet<String> {
-    let chars: Vec<char> = text.chars().map(|c| decimal_digit(c).unwrap_or(c)).collect();
+    let chars = ascii_digits(text);
     let mut found = BTreeSet::new();
     let mut i = 0;
     while i < chars.len() {
@@ -52,9 +53,40 @@ pub fn digit_numbers(text: &str) -> BTreeSet<String> {
             }
             i += 1;
         }
-        found.insert(plain(&number));
+        found.insert(match chars.get(i).and_then(|&c| unit_of(c)) {
+            Some(unit) => times(&number, unit),
+            None => plain(&number),
+        });
     }
     found
+}
+
+/// `text`'s characters with every decimal digit as an ASCII one and a
+/// full-width comma between thousands as a comma.
+fn ascii_digits(text: &str) -> Vec<char> {
+    let mut chars: Vec<char> = text.chars().map(|c| decimal_digit(c).unwrap_or(c)).collect();
+    for i in 0..chars.len() {
+        let thousands = |i: usize| (1..=3).all(|k| chars.get(i + k).is_some_and(char::is_ascii_digit)) && !chars.get(i + 4).is_some_and(char::is_ascii_digit);
+        if chars[i] == '，' && i > 0 && chars[i - 1].is_ascii_digit() && thousands(i) {
+            chars[i] = ',';
+        }
+    }
+    chars
+}
+
+/// `number` (digits, maybe a decimal point) times `unit`, as a plain decimal.
+fn times(number: &str, unit: u64) -> String {
+    match number.parse::<f64>() {
+        Ok(value) if number.len() <= 15 => {
+            let product = value * unit as f64;
+            if product.fract() == 0.0 && product < 1e15 {
+                format!("{product:.0}")
+            } else {
+                plain(&format!("{product}"))
+            }
+        }
+        _ => plain(number),
+    }
 }
 
 fn plain(number: &str) -> String {
@@ -81,9 +113,10 @@ fn unit_of(c: char) -> Option<u64> {
     }
 }
 
-/// Runs of numerals that are words, not numbers: 十分 (very), 万一 (in
-/// case), 千万 (by all means), 一一 (one by one).
-const NOT_NUMBERS: [&str; 4] = ["十分", "万一", "千万", "一一"];
+/// Runs of numerals that are words, not numbers: 万一 (in case), 千万 (by
+/// all means), 一一 (one by one); 十 before 分 (十分, very) is one too,
+/// unless 钟 follows (十分钟, ten minutes).
+const NOT_NUMBERS: [&str; 3] = ["万一", "千万", "一一"];
 
 /// The numbers written in Chinese numerals (see the module docs).
 pub fn chinese_numbers(text: &str) -> BTreeSet<String> {
@@ -97,8 +130,10 @@ pub fn chinese_numbers(text: &str) -> BTreeSet<String> {
         }
         let end = (start..chars.len()).find(|&i| !is_numeral(chars[i])).unwrap_or(chars.len());
         let run: String = chars[start..end].iter().collect();
-        let minutes = run == "十分" && chars.get(end) == Some(&'钟');
-        if run != "一" && (minutes || !NOT_NUMBERS.contains(&run.as_str())) {
+        let very = run == "十" && chars.get(end) == Some(&'分') && chars.get(end + 1) != Some(&'钟');
+        // A unit right after digits (3万) was read with them (`digit_numbers`).
+        let after_digits = start > 0 && decimal_digit(chars[start - 1]).is_some() && unit_of(chars[start]).is_some();
+        if run != "一" && !very && !after_digits && !NOT_NUMBERS.contains(&run.as_str()) {
             found.extend(chinese_value(&run));
         }
         start = end;
@@ -177,7 +212,8 @@ pub fn word_numbers(text: &str) -> BTreeSet<String> {
             i += 1;
             continue;
         };
-        let unit = words.get(i + 1).and_then(|w| value(w)).filter(|&u| u < 10 && number >= 20 && number % 10 == 0);
+        let unit = words.get(i + 1).and_then(|w| if w.eq_ignore_ascii_case("one") { Some(1) } else { value(w) });
+        let unit = unit.filter(|&u| u < 10 && number >= 20 && number % 10 == 0);
         number += unit.unwrap_or(0);
         i += 1 + usize::from(unit.is_some());
         found.insert(number.to_string());
@@ -203,7 +239,9 @@ mod tests {
     fn chinese_numerals_are_read_as_their_values_and_a_lone_yi_is_not_a_number() {
         assert_eq!(chinese_numbers("寿命约十五到二十年，一般一只，两次，一百零五天，三万五千元"), set(&["15", "20", "2", "105", "35000"]));
         assert_eq!(numbers_in("容量为45升，重十二公斤"), set(&["45", "12"]));
-        assert_eq!(chinese_numbers("它十分聪明，万一走丢，千万别急；等十分钟"), set(&["10"]));
+        assert_eq!(chinese_numbers("它十分聪明，万一走丢，千万别急"), set(&[]));
+        assert_eq!(chinese_numbers("等十分钟"), set(&["10"]));
+        assert_eq!(numbers_in("3万元，0.5万元，１，０００元，1，2"), set(&["30000", "5000", "1000", "1", "2"]));
     }
 
     #[test]
@@ -221,7 +259,7 @@ mod tests {
     #[test]
     fn digits_of_other_scripts_and_number_words_are_numbers_too() {
         assert_eq!(digit_numbers("１２３ and ٤٥ and ४२"), set(&["123", "45", "42"]));
-        assert_eq!(word_numbers("Twenty-five cups, two mugs, forty two days, one nest"), set(&["25", "2", "42"]));
+        assert_eq!(word_numbers("Twenty-five cups, two mugs, forty two days, one nest, twenty-one days"), set(&["25", "2", "42", "21"]));
         assert_eq!(numbers_in("seven"), numbers_in("7"));
         assert_eq!(numbers_in("七"), numbers_in("seven"));
     }

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use super::instructions::addresses_a_model;
 use super::markers::defuse_markers;
 use super::question::Question;
 use crate::language::Language;
@@ -278,7 +279,9 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     let in_language: Vec<&ContextBlock> = blocks.iter().filter(|b| Language::of_text(&b.text) == language).collect();
     let pool: Vec<&ContextBlock> = if in_language.is_empty() { blocks.iter().collect() } else { in_language };
     let pool: Vec<&ContextBlock> = about_the_subject(question, pool).into_iter().take(MAX_BLOCKS).collect();
-    let scored = score_sentences(question, &pool);
+    // A sentence that speaks to a model is never quoted as an answer.
+    let scored: Vec<ScoredSentence> = score_sentences(question, &pool).into_iter().filter(|s| !addresses_a_model(s.text)).collect();
+    let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
     let top = best(scored.iter())?;
     let mut picked: Vec<(usize, usize)> = vec![(top.block, top.index)];
     let same_document = |s: &&ScoredSentence| pool[s.block].source == pool[top.block].source && (s.block, s.index) != (top.block, top.index);
@@ -287,7 +290,7 @@ pub fn extract_answer(question: &Question, blocks: &[ContextBlock]) -> Option<Ex
     }
     picked.extend(each_ask_answered(question, &pool, top).into_iter().filter(|key| !picked.contains(key)).collect::<Vec<_>>());
     picked.extend(other_subjects_named(question, &pool, &scored, top));
-    let text_of: HashMap<(usize, usize), &str> = scored.iter().map(|s| ((s.block, s.index), s.text)).collect();
+    picked.retain(|key| text_of.contains_key(key));
     // The sentence before one that leans on it comes along, when it is a
     // candidate itself (one repeated by an overlapping passage is not).
     for (block, index) in picked.clone() {
@@ -402,7 +405,7 @@ pub fn related_reading<'r>(question: &Question, retrieval: &'r Retrieval, n: usi
 /// none matches), shortened.
 fn closest_sentence(question: &Question, block: &ContextBlock) -> String {
     let scored = score_sentences(question, &[block]);
-    defuse_markers(&shorten(best(scored.iter()).map_or(block.text.trim(), |s| s.text)))
+    defuse_markers(&shorten(best(scored.iter().filter(|s| !addresses_a_model(s.text))).map_or(block.text.trim(), |s| s.text)))
 }
 
 /// The banner over an extractive answer, in the question's language.

@@ -9,6 +9,7 @@ pub mod enhance;
 pub mod export;
 pub mod extractive;
 mod followup;
+pub mod instructions;
 pub mod markers;
 pub mod question;
 pub mod reading;
@@ -60,6 +61,10 @@ pub struct ChatAnswer {
     /// Per-passage summaries (opt-in post-processing).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub summaries: Vec<enhance::PassageSummary>,
+    /// A question about whole documents or the collection: what was asked
+    /// and which documents it came to (see [`crate::library`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::library::Asked>,
 }
 
 /// What one generation of the language model cost: its prompt (and how
@@ -163,6 +168,8 @@ pub struct Answerer<'a> {
     pub(crate) retriever: Box<dyn crate::retrieve::Retrieve + 'a>,
     pub(crate) conversations: Conversations<'a>,
     pub(crate) subjects: &'a dyn Subjects,
+    /// The documents and their passages, for questions about documents as wholes.
+    pub(crate) library: &'a dyn crate::library::Library,
     pub(crate) llm_rerank_cache: &'a crate::rerank::RerankCache,
 }
 
@@ -184,6 +191,12 @@ impl Answerer<'_> {
         crate::retrieve::check_query_length(question)?;
         let (chat_id, subject) = self.conversations.open(chat_id, question.trim())?;
         let question = Question::new(question, subject);
+        let scope = crate::library::scope_of(&question.text);
+        if scope != crate::library::Scope::Passages {
+            if let Some(answer) = self.answer_about_documents(llm, chat_id, &question, scope, options, sink)? {
+                return Ok(answer);
+            }
+        }
         let history = self.conversations.recent(chat_id, options.history_messages)?;
         sink(ChatEvent::Status { message: format!("using {}", llm.describe()) });
 
@@ -217,6 +230,54 @@ impl Answerer<'_> {
         self.remember(chat_id, &question.text, &answer, retrieval.as_ref())?;
         sink(ChatEvent::Final { answer: Box::new(answer.clone()) });
         Ok(answer)
+    }
+
+    /// A question about whole documents or the collection, answered from
+    /// the documents themselves ([`crate::library`]), kept like any answer;
+    /// `None` when it turns out to be a passage question.
+    fn answer_about_documents(
+        &self,
+        llm: &dyn Provider,
+        chat_id: i64,
+        question: &Question,
+        scope: crate::library::Scope,
+        options: &ChatOptions,
+        sink: &mut dyn FnMut(ChatEvent),
+    ) -> Result<Option<ChatAnswer>> {
+        let t = Instant::now();
+        sink(ChatEvent::ToolStart { tool: "library" });
+        let found = crate::library::answer(self.library, &*self.retriever, scope, question.language, &options.retrieval.for_answers())?;
+        let Some(found) = found else {
+            sink(ChatEvent::ToolEnd { tool: "library", ms: ms(t), output: serde_json::json!("a passage question") });
+            return Ok(None);
+        };
+        sink(ChatEvent::ToolEnd { tool: "library", ms: ms(t), output: serde_json::to_value(&found.asked).unwrap_or_default() });
+        let route = Route {
+            is_followup: false,
+            use_rag: true,
+            search_query: question.text.clone(),
+            translated_query: None,
+            decided_by: router::DecidedBy::Keywords,
+            followup_check: None,
+        };
+        let answer = ChatAnswer {
+            answer: found.text,
+            citations: found.citations,
+            route,
+            provider: llm.kind(),
+            provider_detail: llm.describe(),
+            chat_id,
+            shown: Shown { outcome: found.outcome, notice: None, related: Vec::new(), unsupported: Vec::new() },
+            retrieval: None,
+            router_fallback: None,
+            model: None,
+            summaries: Vec::new(),
+            library: Some(found.asked),
+        };
+        sink(ChatEvent::Token { text: answer.answer.clone() });
+        self.remember(chat_id, &question.text, &answer, None)?;
+        sink(ChatEvent::Final { answer: Box::new(answer.clone()) });
+        Ok(Some(answer))
     }
 
     /// Retrieval for a routed question: the search query and any expansions

@@ -20,6 +20,7 @@ use kea_llm::{Message, Request, Role};
 use serde_json::json;
 
 use super::extractive::reading_sentences;
+use super::instructions::addresses_a_model;
 use super::markers::defuse_markers;
 use super::question::Question;
 use super::verify;
@@ -91,7 +92,7 @@ const EXAMPLES: &[(&str, &str, Language, &str)] = &[
 /// The numbered sentences one question is answered from.
 pub struct Reading<'b> {
     lines: Vec<Line<'b>>,
-    /// Sentences left out because they address the assistant (for the trace).
+    /// Sentences left out because they speak to a model (for the trace).
     withheld: Vec<String>,
 }
 
@@ -166,7 +167,7 @@ impl Rejection {
         let (zh, en) = match self {
             Rejection::Unreadable => ("语言模型的回复无法读取", "the language model's reply could not be read"),
             Rejection::OtherLanguage => ("语言模型没有用提问的语言回答", "the language model replied in another language"),
-            Rejection::UnheldNumber => ("语言模型的回答含有段落中没有的数字", "the language model stated a number the passages do not hold"),
+            Rejection::UnheldNumber => ("语言模型的回答含有所引句子中没有的数字", "the language model stated a number the sentences it cited do not hold"),
             Rejection::OffTheQuestion => ("语言模型的回答没有回答所问的内容", "the language model's reply did not give what was asked"),
             Rejection::Unsupported => ("语言模型的回答大多没有段落支持", "most of the language model's answer was not supported by the passages"),
             Rejection::Uncovered => ("语言模型引用的句子与所问的内容无关", "the sentences the language model named do not speak of what was asked"),
@@ -211,13 +212,13 @@ impl<'b> Reading<'b> {
         let mut withheld = Vec::new();
         for sentence in reading_sentences(scored_as, blocks) {
             let text = shorten(sentence.text);
-            if addresses_the_assistant(&text) {
+            if addresses_a_model(&text) {
                 withheld.push(text);
                 continue;
             }
             let cost = prompt_tokens(&text);
             let new_passage = !chosen.iter().any(|(_, line)| line.block.label == sentence.block.label);
-            let heading_cost = if new_passage { prompt_tokens(&shown_heading(&sentence.block.heading_path)) } else { 0 };
+            let heading_cost = if new_passage { prompt_tokens(&shown_heading(sentence.block)) } else { 0 };
             if chosen.len() == SENTENCES {
                 break;
             }
@@ -232,7 +233,7 @@ impl<'b> Reading<'b> {
         Reading { lines: chosen.into_iter().map(|(_, line)| line).collect(), withheld }
     }
 
-    /// The sentences left out because they address the assistant (a
+    /// The sentences left out because they speak to a model (a
     /// document's instructions to a model are quotes, never followed).
     pub fn withheld(&self) -> &[String] {
         &self.withheld
@@ -264,7 +265,7 @@ impl<'b> Reading<'b> {
         let mut last: Option<&str> = None;
         for (n, line) in self.lines.iter().enumerate() {
             if last != Some(line.block.label.as_str()) {
-                text.push_str(&format!("From \"{}\" [{}]:\n", shown_heading(&line.block.heading_path), line.block.label));
+                text.push_str(&format!("From \"{}\" [{}]:\n", shown_heading(line.block), line.block.label));
                 last = Some(&line.block.label);
             }
             text.push_str(&format!("{}. {}\n", n + 1, line.text));
@@ -357,7 +358,7 @@ impl<'b> Reading<'b> {
             true => return Verdict::NoAnswer,
             false => written_reply,
         };
-        if let Some(rejection) = self.rejection(question, &reply, &lines, &cited) {
+        if let Some(rejection) = self.rejection(question, &reply, &lines) {
             return Verdict::Rejected(rejection);
         }
         let sources: Vec<ContextBlock> = cited.iter().map(|b| (*b).clone()).collect();
@@ -389,14 +390,16 @@ impl<'b> Reading<'b> {
     }
 
     /// What makes `reply` no answer, if anything: another language, a
-    /// number neither its passages nor its evidence hold, or not the kind
+    /// number its evidence sentences do not hold, or not the kind
     /// of answer asked for (when its evidence holds none either, the
     /// question is not answered there).
-    fn rejection(&self, question: &Question, reply: &str, evidence: &[&Line], cited: &[&ContextBlock]) -> Option<Rejection> {
+    fn rejection(&self, question: &Question, reply: &str, evidence: &[&Line]) -> Option<Rejection> {
         if Language::of_text(reply) != question.language {
             return Some(Rejection::OtherLanguage);
         }
-        let held = numbers_in(&cited.iter().map(|b| format!("{}\n{}", b.heading_path, b.text)).collect::<Vec<_>>().join("\n"));
+        // The sentences named as evidence, not their whole passages: a
+        // number elsewhere in a passage (a planted one) holds up nothing.
+        let held = numbers_in(&evidence.iter().map(|l| format!("{}\n{}", l.block.heading_path, l.text)).collect::<Vec<_>>().join("\n"));
         if !numbers_in(reply).is_subset(&held) {
             return Some(Rejection::UnheldNumber);
         }
@@ -407,81 +410,40 @@ impl<'b> Reading<'b> {
 }
 
 /// Keeps untrusted document text inside the `<sources>` fence: any tag in it
-/// that could open or close the fence is defused (`<sources` → `‹sources`).
+/// that could open or close the fence is defused (`<sources` → `‹sources`),
+/// and so is any chat-template token a document spells out (`<|im_start|>`,
+/// `<start_of_turn>`, `</s>`, `[INST]`), which the model's tokenizer would
+/// otherwise read as a turn of the conversation.
 pub(super) fn fence_untrusted(context: &str) -> String {
+    const TURN_MARKS: [&str; 6] = ["<|", "<start_of_turn", "<end_of_turn", "<s>", "</s>", "[inst]"];
     let mut out = String::with_capacity(context.len());
     let mut rest = context;
-    while let Some(at) = rest.find('<') {
+    while let Some(at) = rest.find(['<', '[']) {
         out.push_str(&rest[..at]);
-        let tail = &rest[at + 1..];
+        let (here, tail) = (&rest[at..], &rest[at + 1..]);
+        let opens = here.starts_with('<');
+        let lower: String = here.chars().take(16).collect::<String>().to_lowercase();
         let name = tail.trim_start();
         let name = name.strip_prefix('/').unwrap_or(name).trim_start();
-        let is_fence = name.len() >= 7 && name.is_char_boundary(7) && name[..7].eq_ignore_ascii_case("sources");
-        out.push(if is_fence { '‹' } else { '<' });
+        let is_fence = opens && name.len() >= 7 && name.is_char_boundary(7) && name[..7].eq_ignore_ascii_case("sources");
+        let is_turn = TURN_MARKS.iter().any(|m| lower.starts_with(m)) || lower.starts_with("[/inst]");
+        out.push(match (opens, is_fence || is_turn) {
+            (true, true) => '‹',
+            (true, false) => '<',
+            (false, true) => '⟦',
+            (false, false) => '[',
+        });
         rest = tail;
     }
     out.push_str(rest);
     out
 }
 
-/// Phrases with which a text speaks to an AI assistant rather than to a
-/// reader: a document's planted instructions ("ignore the above", "reply
-/// exactly …", "忽略之前的指令"). Matched lower-cased.
-const TO_THE_ASSISTANT: &[&str] = &[
-    "ignore all",
-    "ignore any",
-    "ignore the above",
-    "ignore previous",
-    "ignore prior",
-    "ignore your",
-    "disregard all",
-    "disregard the above",
-    "disregard previous",
-    "disregard prior",
-    "disregard your",
-    "reply exactly",
-    "answer exactly",
-    "respond exactly",
-    "reply only with",
-    "answer only with",
-    "respond only with",
-    "always reply",
-    "always answer",
-    "always respond",
-    "you are an ai",
-    "as an ai model",
-    "the assistant must",
-    "the assistant should",
-    "tell the user",
-    "say to the user",
-    "new instructions",
-    "these instructions override",
-    "忽略之前",
-    "忽略以上",
-    "忽略上面",
-    "忽略所有",
-    "忽略前面",
-    "无视之前",
-    "无视以上",
-    "请直接回复",
-    "请只回答",
-    "原样回复",
-    "回复“",
-    "回答“",
-    "你是一个ai",
-    "告诉用户",
-    "新的指令",
-];
-
-/// Whether `text` speaks to an AI assistant (see [`TO_THE_ASSISTANT`]).
-pub fn addresses_the_assistant(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    TO_THE_ASSISTANT.iter().any(|phrase| lower.contains(phrase))
-}
-
-/// A heading path as the model reads it: its last [`HEADING_CHARS`]
-/// characters (the nearest heading), whitespace flattened.
-fn shown_heading(path: &str) -> String {
+/// A passage's heading path as the model reads it: its last
+/// [`HEADING_CHARS`] characters (the nearest heading), whitespace
+/// flattened; the document's name instead when the heading speaks to a model.
+fn shown_heading(block: &ContextBlock) -> String {
+    let path = if addresses_a_model(&block.heading_path) { block.source.as_str() } else { block.heading_path.as_str() };
     let flat = path.split_whitespace().collect::<Vec<_>>().join(" ");
     let count = flat.chars().count();
     match count <= HEADING_CHARS {

@@ -450,7 +450,7 @@ impl Engine {
     /// Answers from what `retrieve` finds (e.g. [`Engine::across`] several
     /// collections), kept in this collection's conversations.
     pub fn answerer_over<'a>(&'a self, retrieve: Box<dyn Retrieve + 'a>) -> Answerer<'a> {
-        Answerer { retriever: retrieve, conversations: self.conversations(), subjects: self, llm_rerank_cache: &self.llm_rerank_cache }
+        Answerer { retriever: retrieve, conversations: self.conversations(), subjects: self, library: self, llm_rerank_cache: &self.llm_rerank_cache }
     }
 
     /// Retrieval across this collection and `others`, each through its own
@@ -750,6 +750,21 @@ impl Engine {
         let (model_id, dim) = store.model()?.unwrap_or_else(|| (self.config.model_id.clone(), vectors.dim()));
         let stamp = VectorStamp { generation, count: vectors.len(), model_id, dim };
         vectors.save(&self.config.data_dir.join(VECTORS_FILE), &stamp)
+    }
+}
+
+/// The collection's documents and passages, for questions about documents as wholes.
+impl crate::library::Library for Engine {
+    fn documents(&self) -> Result<Vec<crate::store::DocRecord>> {
+        self.store().documents()
+    }
+
+    fn chunks_of(&self, path: &str) -> Result<Vec<crate::store::ChunkRow>> {
+        self.store().document_chunks(path)
+    }
+
+    fn vectors_of(&self, ids: &[u64]) -> Result<std::collections::HashMap<u64, Vec<f32>>> {
+        self.store().embeddings_by_ids(ids)
     }
 }
 

@@ -82,12 +82,14 @@ impl Draw {
         (0..count).map(|_| format!("{}{}", WORDS[self.below(WORDS.len())], SEPARATORS[self.below(SEPARATORS.len())])).collect()
     }
 
-    /// A chunk's text: mostly words, sometimes empty, token-less or huge.
+    /// A chunk's text: mostly words, sometimes empty, token-less, huge or
+    /// one word longer than FTS5 keeps (cut inside a character).
     fn text(&mut self) -> String {
         match self.below(20) {
             0 => String::new(),
             1 => "🦜🦜 !!! — 👍🏽".repeat(1 + self.below(3)),
             2 => "millet ".repeat(70_000),
+            3 => format!("a{} seeds", "ж".repeat(20_000)),
             _ => self.words(12),
         }
     }

@@ -454,8 +454,10 @@ impl Store {
         let delta = apply_changes(&tx, changes)?;
         before_commit(&delta)?;
         let after = generation_in(&tx)?;
+        // Tokens to follow the change with; without them (never expected)
+        // the postings are read again rather than the change refused.
         let added_tokens = match self.terms.held_at(before) {
-            true => Some(self.tokenizer.tokens(&delta.added.iter().map(|a| a.tokens.as_str()).collect::<Vec<_>>())?),
+            true => self.tokenizer.tokens(&delta.added.iter().map(|a| a.tokens.as_str()).collect::<Vec<_>>()).ok(),
             false => None,
         };
         self.terms.commit_followed(tx, (before, after), &delta, added_tokens)?;

@@ -63,7 +63,10 @@ impl TermIndex {
         let mut slot_of: HashMap<u64, u32, IdHashing> = HashMap::with_hasher(IdHashing::new());
         let (mut ids, mut lengths) = (Vec::new(), Vec::new());
         while let Some(row) = rows.next()? {
-            let term = row.get_ref(0)?.as_str().map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))?;
+            // FTS5 cuts a token at 32 KiB, also inside a character: such a
+            // term is read as the tokenizer reads it (`tokenizer::term`).
+            let term = super::tokenizer::term(row.get_ref(0)?)?;
+            let term = term.as_ref();
             let id = row.get::<_, i64>(1)? as u64;
             if current.as_ref().is_none_or(|(t, _)| &**t != term) {
                 terms.extend(current.take());

@@ -54,7 +54,8 @@ impl Fts5Tokenizer {
                 insert.execute(rusqlite::params![i as i64, texts[i].as_ref()])?;
             }
             let mut read = tx.prepare_cached("SELECT doc, offset, term FROM temp.text_tokens")?;
-            let mut found: Vec<(i64, i64, String)> = read.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+            let mut found: Vec<(i64, i64, String)> =
+                read.query_map([], |r| Ok((r.get(0)?, r.get(1)?, term(r.get_ref(2)?)?.into_owned())))?.collect::<rusqlite::Result<_>>()?;
             found.sort_unstable();
             for (doc, _, term) in found {
                 out[doc as usize].push(term);
@@ -69,6 +70,13 @@ impl Fts5Tokenizer {
         let mut seen = std::collections::HashSet::new();
         Ok(self.tokens(terms)?.into_iter().flatten().filter(|t| seen.insert(t.clone())).collect())
     }
+}
+
+/// A term as FTS5 stored it: text, except that FTS5 cuts a token at
+/// [`LONGEST_TOKEN`] bytes even inside a character; the bytes it kept are
+/// read the same lossy way wherever a term is read, so both sides agree.
+pub(super) fn term(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<std::borrow::Cow<'_, str>> {
+    Ok(String::from_utf8_lossy(value.as_bytes().map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, value.data_type(), Box::new(e)))?))
 }
 
 /// The tokens of a text FTS5 would leave as they are (ASCII lower-case
