@@ -260,6 +260,17 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("document_answer", document_answer),
 ];
 
+/// A small seeded generator (xorshift): each call gives a number below its argument.
+fn generator(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}
+
 /// Generated inputs for [`answer_text`]: questions and passages built from
 /// sentences that repeat, overlap, lean on the one before, are empty or one
 /// character long, in both languages, and replies that are JSON or not.
@@ -299,13 +310,7 @@ pub fn generated_answer_case(seed: u64) -> String {
         r#"{"evidence": "x", "reply": 3}"#,
         r#"{"evidence": [2, 2], "reply": "\u00e9 [S1]"}"#,
     ];
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut next = generator(seed);
     let sentence = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
         let gap = if next(2) == 0 { " " } else { "" };
         (0..count).map(|_| PIECES[next(PIECES.len())]).collect::<Vec<_>>().join(gap)
@@ -347,13 +352,7 @@ pub fn generated_document_case(seed: u64) -> String {
         "- item",
         "| a | b |\n|---|---|\n| 1 | 2 |",
     ];
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut next = generator(seed);
     let question = format!("{} {}", PIECES[next(PIECES.len())], ["how often?", "多久换一次？", "what is it"][next(3)]);
     let mut document = String::new();
     for _ in 0..next(6) {

@@ -334,9 +334,9 @@ function setBusy(value: boolean) {
   $<HTMLSelectElement>("collection").disabled = value;
 }
 
-/** Asks `question` in the open conversation, as if typed (the knowledge pane's "Summarize"). */
+/** Asks `question` in the open conversation, as if typed (the knowledge pane's "Summarize"); not while an answer is coming. */
 export function askInChat(question: string) {
-  void ask(question);
+  if (!busy) void ask(question);
 }
 
 async function ask(question: string) {
