@@ -21,7 +21,6 @@ pub mod keakb;
 pub mod labels;
 pub mod language;
 pub mod lexicon;
-pub mod library;
 pub mod model;
 pub mod numbers;
 pub mod output;

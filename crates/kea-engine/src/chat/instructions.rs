@@ -85,8 +85,35 @@ const ADDRESSEES: &[&str] = &[
 
 /// What it tells them to do with their output.
 const OUTPUT_WORDS: &[&str] = &[
-    "reply", "replies", "respond", "responds", "response", "answer", "answers", "say", "says", "output", "write", "tell", "state", "link", "回复", "回答",
-    "答复", "输出", "告诉", "说", "写", "附上",
+    "reply",
+    "replies",
+    "respond",
+    "responds",
+    "response",
+    "answer",
+    "answers",
+    "say",
+    "says",
+    "output",
+    "write",
+    "tell",
+    "state",
+    "link",
+    "inform",
+    "informed",
+    "mention",
+    "present",
+    "let them know",
+    "let the user know",
+    "回复",
+    "回答",
+    "答复",
+    "输出",
+    "告诉",
+    "告知",
+    "说",
+    "写",
+    "附上",
 ];
 
 /// Questions put to a model ahead of time: "when asked about X, answer …".
@@ -103,7 +130,7 @@ pub fn addresses_a_model(text: &str) -> bool {
         return true;
     }
     let has = |words: &[&str]| words.iter().any(|w| holds_word(&text, w));
-    let role_label = ["assistant:", "ai:", "system:", "助手：", "助手:", "系统：", "系统:"].iter().any(|l| text.contains(l));
+    let role_label = ["assistant:", "ai:", "system:", "system notice:", "助手：", "助手:", "系统：", "系统:"].iter().any(|l| text.contains(l));
     let ordered = ORDER_MARKS.iter().any(|m| text.contains(m));
     (role_label || ((has(ADDRESSEES) || has(WHEN_ASKED)) && ordered)) && has(OUTPUT_WORDS)
 }
@@ -113,7 +140,8 @@ fn holds_word(text: &str, word: &str) -> bool {
     if !word.is_ascii() {
         return text.contains(word);
     }
-    let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+    // A Chinese character next to a Latin word is an edge too (致AI助理).
+    let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() || crate::segment::is_cjk(c));
     text.match_indices(word).any(|(at, _)| edge(text[..at].chars().next_back()) && edge(text[at + word.len()..].chars().next()))
 }
 

@@ -10,6 +10,7 @@ pub mod export;
 pub mod extractive;
 mod followup;
 pub mod instructions;
+pub mod library;
 pub mod markers;
 pub mod question;
 pub mod reading;
@@ -62,9 +63,9 @@ pub struct ChatAnswer {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub summaries: Vec<enhance::PassageSummary>,
     /// A question about whole documents or the collection: what was asked
-    /// and which documents it came to (see [`crate::library`]).
+    /// and which documents it came to (see [`library`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub library: Option<crate::library::Asked>,
+    pub library: Option<library::Asked>,
 }
 
 /// What one generation of the language model cost: its prompt (and how
@@ -169,7 +170,7 @@ pub struct Answerer<'a> {
     pub(crate) conversations: Conversations<'a>,
     pub(crate) subjects: &'a dyn Subjects,
     /// The documents and their passages, for questions about documents as wholes.
-    pub(crate) library: &'a dyn crate::library::Library,
+    pub(crate) library: &'a dyn library::Library,
     pub(crate) llm_rerank_cache: &'a crate::rerank::RerankCache,
 }
 
@@ -191,8 +192,8 @@ impl Answerer<'_> {
         crate::retrieve::check_query_length(question)?;
         let (chat_id, subject) = self.conversations.open(chat_id, question.trim())?;
         let question = Question::new(question, subject);
-        let scope = crate::library::scope_of(&question.text);
-        if scope != crate::library::Scope::Passages {
+        let scope = library::scope_of(&question.text);
+        if scope != library::Scope::Passages {
             if let Some(answer) = self.answer_about_documents(llm, chat_id, &question, scope, options, sink)? {
                 return Ok(answer);
             }
@@ -233,20 +234,20 @@ impl Answerer<'_> {
     }
 
     /// A question about whole documents or the collection, answered from
-    /// the documents themselves ([`crate::library`]), kept like any answer;
+    /// the documents themselves ([`library`]), kept like any answer;
     /// `None` when it turns out to be a passage question.
     fn answer_about_documents(
         &self,
         llm: &dyn Provider,
         chat_id: i64,
         question: &Question,
-        scope: crate::library::Scope,
+        scope: library::Scope,
         options: &ChatOptions,
         sink: &mut dyn FnMut(ChatEvent),
     ) -> Result<Option<ChatAnswer>> {
         let t = Instant::now();
         sink(ChatEvent::ToolStart { tool: "library" });
-        let found = crate::library::answer(self.library, &*self.retriever, scope, question.language, &options.retrieval.for_answers())?;
+        let found = library::answer(self.library, &*self.retriever, scope, question.language, &options.retrieval.for_answers())?;
         let Some(found) = found else {
             sink(ChatEvent::ToolEnd { tool: "library", ms: ms(t), output: serde_json::json!("a passage question") });
             return Ok(None);

@@ -754,7 +754,7 @@ impl Engine {
 }
 
 /// The collection's documents and passages, for questions about documents as wholes.
-impl crate::library::Library for Engine {
+impl crate::chat::library::Library for Engine {
     fn documents(&self) -> Result<Vec<crate::store::DocRecord>> {
         self.store().documents()
     }

@@ -58,7 +58,10 @@ pub fn key_sentences<'c>(chunks: &'c [ChunkRow], vectors: &HashMap<u64, Vec<f32>
         let text = unwrapped(&chunk.text);
         for (s, sentence) in sentences(&text).into_iter().enumerate() {
             let Some(score) = sentence_score(sentence, &weights) else { continue };
-            let key = KeySentence { text: sentence.split_whitespace().collect::<Vec<_>>().join(" "), chunk, position: (c, s), score: score * centrality[c] };
+            // Documents state their subject first: a sentence further down weighs a little less.
+            let lead = 1.0 / (1.0 + 0.05 * (c * 4 + s) as f32);
+            let key =
+                KeySentence { text: sentence.split_whitespace().collect::<Vec<_>>().join(" "), chunk, position: (c, s), score: score * centrality[c] * lead };
             by_section.entry(section_of(&chunk.heading_path)).or_default().push(key);
         }
     }
@@ -129,7 +132,8 @@ fn word_weights(chunks: &[ChunkRow]) -> HashMap<String, f32> {
 }
 
 /// A sentence's worth as a summary line: the weight of its words over the
-/// square root of their number; `None` for a line no summary quotes (too
+/// square root of their number, halved for one with a web address or
+/// markup; `None` for a line no summary quotes (too
 /// short or long, a heading's colon, a table row, words to a model).
 fn sentence_score(sentence: &str, weights: &HashMap<String, f32>) -> Option<f32> {
     let chars = sentence.chars().count();
@@ -142,7 +146,9 @@ fn sentence_score(sentence: &str, weights: &HashMap<String, f32>) -> Option<f32>
         return None;
     }
     let weight: f32 = words.iter().map(|w| weights.get(w).copied().unwrap_or(0.0)).sum();
-    Some(weight / (words.len() as f32).sqrt())
+    // An address or markup is seldom what sums a document up.
+    let aside = if ["http", "@", "<!--", "www."].iter().any(|m| sentence.contains(m)) { 0.5 } else { 1.0 };
+    Some(aside * weight / (words.len() as f32).sqrt())
 }
 
 /// The section a chunk is in: its first [`SECTION_LEVELS`] headings.

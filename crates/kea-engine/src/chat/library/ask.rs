@@ -39,6 +39,28 @@ impl Scope {
 /// English phrases asking about a document as a whole, the name after
 /// them, and whether they can only mean a document.
 const DOCUMENT_EN: &[(&str, bool)] = &[
+    ("give me the gist of", true),
+    ("what's the gist of", true),
+    ("what is the gist of", true),
+    ("the gist of", true),
+    ("gist of", true),
+    ("quick rundown of", true),
+    ("rundown of", true),
+    ("give me the highlights of", true),
+    ("the highlights of", true),
+    ("highlights of", true),
+    ("key takeaways from", true),
+    ("key takeaways of", true),
+    ("takeaways from", true),
+    ("what are the main terms of", true),
+    ("main terms of", true),
+    ("brief summary of", true),
+    ("short summary of", true),
+    ("sumarize", true),
+    ("summerize", true),
+    ("summarize", true),
+    ("tl;dr", true),
+    ("tldr", true),
     ("what are the key points of", true),
     ("what are the main points of", true),
     ("give me a summary of", true),
@@ -69,6 +91,13 @@ const DOCUMENT_EN: &[(&str, bool)] = &[
 
 /// Chinese phrases asking about a document as a whole (before or after its name).
 const DOCUMENT_ZH: &[(&str, bool)] = &[
+    ("主要讲了哪些内容", true),
+    ("讲了哪些内容", true),
+    ("主要讲了什么", true),
+    ("简单概括下", true),
+    ("总结下", true),
+    ("概括下", true),
+    ("的主要内容", true),
     ("总结一下", true),
     ("总结", true),
     ("概括一下", true),
@@ -106,6 +135,16 @@ const DOCUMENT_WORDS: &[&str] = &[
     "contract",
     "version",
     "manual",
+    "agreement",
+    "handbook",
+    "guide",
+    "notes",
+    "record",
+    "recipe",
+    "invoice",
+    "statement",
+    "letter",
+    "certificate",
     ".md",
     ".pdf",
     ".docx",
@@ -122,10 +161,21 @@ const DOCUMENT_WORDS: &[&str] = &[
     "手册",
     "条款",
     "政策",
+    "协议",
+    "指南",
+    "记录",
+    "食谱",
+    "纪要",
+    "保险单",
 ];
 
 /// Phrases asking about the collection; the rest, if any, is what the documents are about.
 const COLLECTION_EN: &[&str] = &[
+    "do i have anything about",
+    "do i have anything on",
+    "do i have any documents",
+    "do i have any files",
+    "which docs",
     "what documents do i have",
     "what files do i have",
     "what docs do i have",
@@ -196,6 +246,10 @@ const COLLECTION_ZH: &[&str] = &[
 
 /// Phrases comparing two documents: (before, between, after) the two names.
 const COMPARISON_EN: &[(&str, &str)] = &[
+    ("how does", " compare to "),
+    ("how does", " compare with "),
+    ("how do", " compare to "),
+    ("how do", " compare with "),
     ("compare", " and "),
     ("compare", " with "),
     ("compare", " to "),
@@ -208,7 +262,23 @@ const COMPARISON_EN: &[(&str, &str)] = &[
 ];
 
 const COMPARISON_ZH: &[(&str, &str)] = &[("比较", "和"), ("比较", "与"), ("对比", "和"), ("对比", "与"), ("", "和"), ("", "与"), ("", "跟")];
-const COMPARISON_ZH_ENDS: &[&str] = &["的区别", "有什么区别", "有什么不同", "的不同", "的差别", "有何不同", "的差异", "哪里不一样"];
+const COMPARISON_ZH_ENDS: &[&str] = &[
+    "相比有哪些差异",
+    "相比有什么不同",
+    "相比有什么区别",
+    "有哪些差异",
+    "有哪些不同",
+    "有哪些区别",
+    "的区别是什么",
+    "的区别",
+    "有什么区别",
+    "有什么不同",
+    "的不同",
+    "的差别",
+    "有何不同",
+    "的差异",
+    "哪里不一样",
+];
 
 /// What `question` asks of the collection.
 pub fn scope_of(question: &str) -> Scope {
@@ -238,6 +308,15 @@ fn comparison(text: &str, lower: &str) -> Option<Scope> {
             return pair(&text[offset..offset + split], &text[offset + split + between.len()..]);
         }
     }
+    let differs = ["differ", "different", "difference", "changed", "change", "compare"].iter().any(|w| lower.contains(w));
+    if let Some((before, after)) = [" vs. ", " vs ", " versus "].iter().find_map(|vs| lower.split_once(vs)).filter(|_| differs) {
+        let first = [" in ", "between ", "compare ", " of "]
+            .iter()
+            .filter_map(|lead| before.rsplit_once(lead).map(|(_, f)| f))
+            .min_by_key(|f| f.len())
+            .unwrap_or(before);
+        return pair(first, after);
+    }
     let end = COMPARISON_ZH_ENDS.iter().find(|e| text.ends_with(*e));
     for (lead, between) in COMPARISON_ZH {
         let Some(rest) = text.strip_prefix(lead) else { continue };
@@ -245,6 +324,7 @@ fn comparison(text: &str, lower: &str) -> Option<Scope> {
             continue;
         }
         let rest = end.map_or(rest, |e| rest.strip_suffix(e).unwrap_or(rest));
+        let rest = rest.strip_suffix("相比").unwrap_or(rest);
         if let Some((first, second)) = rest.split_once(between) {
             return pair(first, second);
         }
@@ -254,39 +334,133 @@ fn comparison(text: &str, lower: &str) -> Option<Scope> {
 
 fn pair(first: &str, second: &str) -> Option<Scope> {
     let sure = [first, second].iter().any(|n| DOCUMENT_WORDS.iter().any(|w| n.to_lowercase().contains(w)));
-    let (first, second) = (document_name(first), document_name(second));
+    let (mut first, second) = (document_name(first), document_name(second));
+    // "the 2024 and 2025 policies": the noun after the second year names the first too.
+    if !first.is_empty() && first.chars().all(|c| c.is_ascii_digit() || c == '年') {
+        if let Some((_, noun)) = second.split_once(' ').filter(|(year, _)| year.chars().all(|c| c.is_ascii_digit())) {
+            first = format!("{first} {noun}");
+        }
+    }
     (!first.is_empty() && !second.is_empty()).then_some(Scope::Comparison { first, second, sure })
 }
 
 fn collection(text: &str, lower: &str) -> Option<Scope> {
-    let found = COLLECTION_EN.iter().find_map(|p| lower.find(p).map(|at| (at, p.len()))).or_else(|| {
-        COLLECTION_ZH.iter().filter(|p| **p != "关于" || text.contains("文档") || text.contains("文件")).find_map(|p| text.find(p).map(|at| (at, p.len())))
-    })?;
-    let (at, len) = found;
+    if ["need", "required", "submit", "bring", "keep", "需要", "必须", "准备"].iter().any(|n| lower.contains(n)) {
+        return None;
+    }
+    let found =
+        COLLECTION_EN.iter().filter(|p| **p != "what do i have" || lower == **p).find_map(|p| word_at(lower, p).map(|at| (at, p.len()))).or_else(|| {
+            COLLECTION_ZH.iter().filter(|p| **p != "关于" || text.contains("文档") || text.contains("文件")).find_map(|p| text.find(p).map(|at| (at, p.len())))
+        });
+    let Some((at, len)) = found else { return many_documents(text, lower) };
     let rest = format!("{} {}", &text[..at], &text[at + len..]);
     let about = topic(&rest);
     Some(Scope::Collection { about: (!about.is_empty()).then_some(about) })
 }
 
+/// The collection's documents in the plural, or the collection itself.
+const COLLECTION_NOUNS: &[&str] = &[
+    "documents",
+    "docs",
+    "files",
+    "my collection",
+    "whole collection",
+    "knowledge base",
+    "my library",
+    "the folder",
+    "my folder",
+    "in here",
+    "资料库",
+    "知识库",
+    "文档",
+    "文件",
+    "资料",
+];
+/// Words asking which, what or how many of them.
+const COLLECTION_ASKS: &[&str] =
+    &["which", "what", "list", "show", "how many", "anything", "overview", "summarize", "summarise", "哪些", "什么", "多少", "列出", "都有", "有没有"];
+/// A single document in Chinese ("this document"): not the collection.
+const ONE_DOCUMENT_ZH: &[&str] = &["这份", "那份", "这个文档", "这个文件", "一份"];
+
+/// A question that names the documents in the plural (or the collection)
+/// and asks which or what of them; the rest of its words is what about.
+fn many_documents(text: &str, lower: &str) -> Option<Scope> {
+    let noun = COLLECTION_NOUNS.iter().find(|n| if n.is_ascii() { holds_word(lower, n) } else { text.contains(*n) })?;
+    let ask = COLLECTION_ASKS.iter().find(|a| if a.is_ascii() { holds_word(lower, a) } else { text.contains(*a) })?;
+    // Whose documents: "my documents", "in here"; documents a task needs are a passage's matter.
+    let mine = [
+        "my ",
+        " i have",
+        "do i have",
+        "all the ",
+        "all documents",
+        "in here",
+        "collection",
+        "knowledge base",
+        "folder",
+        "我",
+        "知识库",
+        "资料库",
+        "所有",
+        "全部",
+        "哪些",
+    ]
+    .iter()
+    .any(|m| lower.contains(m));
+    if ONE_DOCUMENT_ZH.iter().any(|one| text.contains(one)) || !mine || ["need", "required", "需要", "必须"].iter().any(|n| lower.contains(n)) {
+        return None;
+    }
+    let rest = lower.replacen(noun, " ", 1).replacen(ask, " ", 1);
+    let about = topic(&rest);
+    Some(Scope::Collection { about: (!about.is_empty()).then_some(about) })
+}
+
+/// Whether `text` holds `word` with no letter or digit on either side.
+fn holds_word(text: &str, word: &str) -> bool {
+    word_at(text, word).is_some()
+}
+
+/// Where `text` first holds `phrase` with no letter or digit on either side
+/// ("what is in", not "what is in" of "what is included").
+fn word_at(text: &str, phrase: &str) -> Option<usize> {
+    let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() || crate::segment::is_cjk(c));
+    text.match_indices(phrase).map(|(at, _)| at).find(|&at| edge(text[..at].chars().next_back()) && edge(text[at + phrase.len()..].chars().next()))
+}
+
 fn document(text: &str, lower: &str) -> Option<(String, bool)> {
+    let says_document = |name: &str| DOCUMENT_WORDS.iter().any(|w| name.to_lowercase().contains(w));
     for &(phrase, sure) in DOCUMENT_EN {
-        if let Some(at) = lower.find(phrase) {
+        if let Some(at) = word_at(lower, phrase) {
             let name = document_name(&text[at + phrase.len()..]);
-            return (!name.is_empty()).then_some((name, sure));
+            return (!name.is_empty()).then(|| (name.clone(), sure || says_document(&name)));
         }
     }
     for &(phrase, sure) in DOCUMENT_ZH {
         if let Some(at) = text.find(phrase) {
-            let (before, after) = (&text[..at], &text[at + phrase.len()..]);
-            let name = document_name(if before.trim().chars().count() >= 2 { before } else { after });
-            return (!name.is_empty()).then_some((name, sure));
+            let (before, after) = (document_name(&text[..at]), document_name(&text[at + phrase.len()..]));
+            let name = if before.chars().count() >= 2 { before } else { after };
+            return (!name.is_empty()).then(|| (name.clone(), sure || says_document(&name)));
         }
     }
-    None
+    // "… in a nutshell", "… briefly": the whole, asked for short.
+    let short = [" in a nutshell", " in short", " briefly", " overall"].iter().find_map(|s| lower.strip_suffix(s));
+    let lower = short.unwrap_or(lower);
+    // "What is X about?", "Explain X briefly": a document only if X names one.
+    let about = ["what is ", "what's ", "whats "].iter().find_map(|lead| lower.strip_prefix(lead)).and_then(|rest| rest.strip_suffix(" about"));
+    let explain = lower.strip_prefix("explain ").filter(|_| short.is_some());
+    let middle = about.or(explain)?;
+    let start = lower.len() - middle.len() - if about.is_some() { " about".len() } else { 0 };
+    let middle = &text[start..start + middle.len()];
+    let name = document_name(middle.trim_end_matches(" briefly").trim_end_matches(" in short").trim_end_matches(" overall").trim_end_matches(" to me"));
+    (!name.is_empty()).then(|| (name.clone(), short.is_some() || says_document(&name)))
 }
 
 /// Words around a document's name that are not part of it.
 const NAME_FILLERS: &[&str] = &[
+    "in english",
+    "in chinese",
+    "用中文",
+    "用英文",
     "the document",
     "the file",
     "the pdf",
@@ -341,11 +515,50 @@ pub fn document_name(text: &str) -> String {
 /// What documents are asked to be about: the rest of a collection question without its fillers.
 fn topic(rest: &str) -> String {
     let name = document_name(rest);
-    const FILLERS: [&str; 18] =
-        ["are", "is", "about", "on", "that", "which", "mention", "do", "i", "have", "there", "in", "total", "altogether", "we", "here", "does", "it"];
+    const FILLERS: &[&str] = &[
+        "are",
+        "is",
+        "about",
+        "on",
+        "that",
+        "which",
+        "mention",
+        "do",
+        "i",
+        "have",
+        "there",
+        "in",
+        "total",
+        "altogether",
+        "we",
+        "here",
+        "does",
+        "it",
+        "of",
+        "my",
+        "them",
+        "or",
+        "kind",
+        "sort",
+        "type",
+        "types",
+        "topics",
+        "cover",
+        "all",
+        "any",
+        "anything",
+        "documents",
+        "docs",
+        "files",
+        "to",
+    ];
     let words: Vec<&str> = name.split_whitespace().filter(|w| !FILLERS.contains(&w.to_lowercase().as_str())).collect();
-    let joined = words.join(" ");
-    joined.trim_matches(|c: char| "是的有吗呢".contains(c)).trim().to_string()
+    let mut joined = words.join(" ");
+    for filler in ["我的", "都有些", "有些", "都有", "内容", "有关", "相关", "是", "的", "里", "跟", "和", "与", "吗", "呢", "些", "什么"]
+    {
+        joined = joined.replace(filler, " ");
+    }
+    joined.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -360,10 +573,13 @@ mod tests {
     fn questions_about_one_document_name_it() {
         assert_eq!(scope_of("Summarize the quarterly report"), document_named("quarterly report"));
         assert_eq!(scope_of("Can you summarise warranty.pdf?"), document_named("warranty.pdf"));
-        assert_eq!(scope_of("What's in the user manual?"), Scope::Document { name: "user manual".into(), sure: false });
+        assert_eq!(scope_of("What's in the user manual?"), document_named("user manual"), "sure: a manual is a document");
+        assert_eq!(scope_of("What's in the kit?"), Scope::Document { name: "kit".into(), sure: false });
+        assert_eq!(scope_of("What is included in the kit?"), Scope::Passages, "not \"what is in\"");
         assert_eq!(scope_of("key points of 'Travel policy 2025'"), document_named("Travel policy 2025"));
         assert_eq!(scope_of("总结一下这份说明书"), document_named("说明书"));
-        assert_eq!(scope_of("保修条款讲了什么？"), Scope::Document { name: "保修条款".into(), sure: false });
+        assert_eq!(scope_of("保修条款讲了什么？"), document_named("保修条款"), "sure: 条款 are a document");
+        assert_eq!(scope_of("第三章讲了什么？"), Scope::Document { name: "第三章".into(), sure: false });
         assert_eq!(scope_of("《年度报告》的要点"), document_named("年度报告"));
     }
 
@@ -380,6 +596,10 @@ mod tests {
     fn comparisons_name_both_documents() {
         let pair = |a: &str, b: &str, sure: bool| Scope::Comparison { first: a.into(), second: b.into(), sure };
         assert_eq!(scope_of("What changed between the 2024 policy and the 2025 policy?"), pair("2024 policy", "2025 policy", true));
+        assert_eq!(
+            scope_of("What changed between the 2024 and 2025 home insurance policies?"),
+            pair("2024 home insurance policies", "2025 home insurance policies", true)
+        );
         assert_eq!(scope_of("Compare lamp.md with kettle.md"), pair("lamp.md", "kettle.md", true));
         assert_eq!(scope_of("旧合同和新合同有什么区别"), pair("旧合同", "新合同", true));
         assert_eq!(

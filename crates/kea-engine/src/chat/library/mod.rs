@@ -52,6 +52,26 @@ pub struct LibraryAnswer {
     pub asked: Asked,
 }
 
+/// A document's text as a name is looked for in it: its first passages.
+fn text_reader(library: &dyn Library) -> impl FnMut(&DocRecord) -> String + '_ {
+    move |doc: &DocRecord| match library.chunks_of(&doc.path) {
+        Ok(chunks) => chunks.iter().take(30).map(|c| format!("{}\n{}", c.heading_path, c.text)).collect::<Vec<_>>().join("\n"),
+        Err(_) => String::new(),
+    }
+}
+
+/// The whole a name names a part of ("the deposit rules of the lease",
+/// "租房合同里关于押金的规定"), if it is worded so.
+fn part_of(name: &str) -> Option<&str> {
+    let lower = name.to_lowercase();
+    if lower.len() == name.len() {
+        if let Some(at) = [" of the ", " in the ", " of ", " in "].iter().filter_map(|m| lower.rfind(m).map(|at| at + m.len())).max() {
+            return Some(&name[at..]);
+        }
+    }
+    ["里的", "里", "中的"].iter().find_map(|m| name.split_once(m).map(|(whole, _)| whole)).filter(|w| !w.is_empty())
+}
+
 /// Lists in the collection answer with a sentence for each document up to this many.
 const SENTENCE_PER_DOCUMENT_UP_TO: usize = 40;
 
@@ -66,8 +86,17 @@ pub fn answer(library: &dyn Library, retrieve: &dyn Retrieve, scope: Scope, lang
         Scope::Comparison { first, second, .. } => vec![first, second],
         _ => Vec::new(),
     };
-    if !scope.is_sure() && names.iter().any(|n| !matches!(resolve(n, &documents), Resolved::One(_))) {
+    let mut text_of = text_reader(library);
+    let resolves = |name: &str, text_of: &mut dyn FnMut(&DocRecord) -> String| matches!(resolve(name, &documents, text_of), Resolved::One(_));
+    // Words that may ask about a passage name a document only by its names, not by what it says.
+    if !scope.is_sure() && names.iter().any(|n| !resolves(n, &mut |_: &DocRecord| String::new())) {
         return Ok(None);
+    }
+    // "Summarize the deposit rules of the lease": a part of a document is the passages' matter.
+    if let Scope::Document { name, .. } = &scope {
+        if !resolves(name, &mut text_of) && part_of(name).is_some_and(|whole| resolves(whole, &mut text_of)) {
+            return Ok(None);
+        }
     }
     let mut writer = Writer {
         library,
@@ -138,7 +167,7 @@ impl Writer<'_> {
     /// The document `name` resolves to; otherwise the answer says why and
     /// lists the documents to choose from.
     fn named<'d>(&mut self, name: &str, documents: &'d [DocRecord]) -> Option<&'d DocRecord> {
-        match resolve(name, documents) {
+        match resolve(name, documents, &mut text_reader(self.library)) {
             Resolved::One(doc) => {
                 self.asked.resolved.push(doc.path.clone());
                 Some(doc)
@@ -167,7 +196,7 @@ impl Writer<'_> {
 
     /// A name that fits several documents asks which (unsure); one that fits none is refused.
     fn unresolved_outcome(&self, documents: &[DocRecord]) -> Outcome {
-        let several = self.asked.unresolved.iter().any(|n| matches!(resolve(n, documents), Resolved::Several(_)));
+        let several = self.asked.unresolved.iter().any(|n| matches!(resolve(n, documents, &mut text_reader(self.library)), Resolved::Several(_)));
         if several {
             Outcome::Unsure
         } else {
@@ -311,7 +340,8 @@ fn closest_sentence(text: &str, about: &str) -> String {
         let words = crate::segment::content_terms(s);
         wanted.iter().filter(|w| words.contains(w)).count()
     };
-    let best = sentences.iter().enumerate().max_by_key(|(i, s)| (held(s), std::cmp::Reverse(*i))).map_or(text.as_str(), |(_, s)| s);
+    let quotable = sentences.iter().enumerate().filter(|(_, s)| !crate::chat::instructions::addresses_a_model(s));
+    let best = quotable.max_by_key(|(i, s)| (held(s), std::cmp::Reverse(*i))).map_or("", |(_, s)| s);
     let flat = best.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.chars().count() > 240 {
         true => format!("{}…", flat.chars().take(240).collect::<String>()),
@@ -334,7 +364,7 @@ fn paired<'c>(first: &'c [ChunkRow], second: &'c [ChunkRow]) -> Vec<(Placed<'c>,
                 let text = overview::unwrapped(&c.text);
                 let flat: Vec<String> =
                     crate::retrieve::context::sentences(&text).into_iter().map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
-                flat.into_iter().map(move |s| (s, c))
+                flat.into_iter().filter(|s| !crate::chat::instructions::addresses_a_model(s)).map(move |s| (s, c))
             })
             .map(|(s, c)| {
                 let words = crate::segment::content_terms(&s).into_iter().filter(|w| !w.chars().all(|c| c.is_ascii_digit())).collect();
