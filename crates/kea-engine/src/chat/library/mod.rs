@@ -26,11 +26,14 @@ use crate::store::{ChunkRow, DocRecord, DocStatus};
 use overview::{key_sentences, outline, pages, shown_name, KEY_SENTENCES};
 use resolve::{resolve, Resolved};
 
+/// Stored vectors by chunk id.
+type Vectors = HashMap<u64, Vec<f32>>;
+
 /// The documents a collection holds, their passages and stored vectors.
 pub trait Library {
     fn documents(&self) -> Result<Vec<DocRecord>>;
     fn chunks_of(&self, path: &str) -> Result<Vec<ChunkRow>>;
-    fn vectors_of(&self, ids: &[u64]) -> Result<HashMap<u64, Vec<f32>>>;
+    fn vectors_of(&self, ids: &[u64]) -> Result<Vectors>;
 }
 
 /// What was asked and which documents it came to (the trace, `kea eval`).
@@ -145,6 +148,13 @@ impl Writer<'_> {
         self.text.push('\n');
     }
 
+    /// A document's passages in order and their stored vectors.
+    fn passages(&self, doc: &DocRecord) -> Result<(Vec<ChunkRow>, Vectors)> {
+        let chunks = self.library.chunks_of(&doc.path)?;
+        let vectors = self.library.vectors_of(&chunks.iter().map(|c| c.id as u64).collect::<Vec<_>>())?;
+        Ok((chunks, vectors))
+    }
+
     /// The marker citing `chunk` (one citation per chunk).
     fn cite(&mut self, chunk: &ChunkRow) -> String {
         let at = self.citations.iter().position(|c| c.chunk_id == chunk.id).unwrap_or_else(|| {
@@ -206,8 +216,7 @@ impl Writer<'_> {
 
     /// One document's overview.
     fn document(&mut self, doc: &DocRecord) -> Result<Outcome> {
-        let chunks = self.library.chunks_of(&doc.path)?;
-        let vectors = self.library.vectors_of(&chunks.iter().map(|c| c.id as u64).collect::<Vec<_>>())?;
+        let (chunks, vectors) = self.passages(doc)?;
         self.line(&format!("**{}** — {}", shown_name(doc), self.facts(doc, &chunks)));
         let entries = outline(&chunks);
         if entries.len() > 1 {
@@ -264,8 +273,7 @@ impl Writer<'_> {
 
     /// ` — the sentence [S#]` that best covers `doc`, or nothing.
     fn central_sentence(&mut self, doc: &DocRecord) -> Result<String> {
-        let chunks = self.library.chunks_of(&doc.path)?;
-        let vectors = self.library.vectors_of(&chunks.iter().map(|c| c.id as u64).collect::<Vec<_>>())?;
+        let (chunks, vectors) = self.passages(doc)?;
         let best = key_sentences(&chunks, &vectors, 1).into_iter().next();
         Ok(match best {
             Some(key) => format!(" — {} {}", key.text, self.cite(key.chunk)),
@@ -307,8 +315,7 @@ impl Writer<'_> {
     fn comparison(&mut self, first: &DocRecord, second: &DocRecord) -> Result<Outcome> {
         let mut sides = Vec::new();
         for doc in [first, second] {
-            let chunks = self.library.chunks_of(&doc.path)?;
-            let vectors = self.library.vectors_of(&chunks.iter().map(|c| c.id as u64).collect::<Vec<_>>())?;
+            let (chunks, vectors) = self.passages(doc)?;
             sides.push((doc, chunks, vectors));
         }
         for (doc, chunks, vectors) in &sides {

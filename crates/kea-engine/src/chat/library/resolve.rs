@@ -48,8 +48,11 @@ pub fn resolve<'d>(name: &str, documents: &'d [DocRecord], text_of: &mut dyn FnM
         return one_or_several(in_names);
     }
     if documents.len() <= TEXT_LOOKUP_DOCUMENTS {
-        let in_text: Vec<&DocRecord> =
-            documents.iter().zip(&named).filter(|(d, n)| words.iter().all(|w| n.contains(w) || words_of(&text_of(d)).contains(w))).map(|(d, _)| d).collect();
+        let mut holds_all = |doc: &DocRecord, names: &HashSet<String>| {
+            let text = words_of(&text_of(doc));
+            words.iter().all(|w| names.contains(w) || text.contains(w))
+        };
+        let in_text: Vec<&DocRecord> = documents.iter().zip(&named).filter(|(d, n)| holds_all(d, n)).map(|(d, _)| d).collect();
         if !in_text.is_empty() && in_text.len() <= CHOICES {
             return one_or_several(in_text);
         }
